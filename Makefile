@@ -1,0 +1,59 @@
+# ragbench — two commands: `make run` (app) and `make test` (lint + whole suite).
+# The venv is rebuilt only when a dependency file changes (make compares timestamps
+# against the stamp files inside .venv).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+WORKSPACE ?= $(or $(RAGBENCH_WORKSPACE),./data)
+PORT ?= 8501
+
+.PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python requirements.txt constraints.txt pyproject.toml
+	$(PIP) install --quiet -c constraints.txt -r requirements.txt
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PIP) install --quiet -c constraints.txt -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
+
+## Debian chromium for the Playwright browser tests (Playwright's own download fails offline).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
+
+lint: install-dev
+	$(BIN)/ruff check ragbench tests benchmarks pages app.py scripts
+	$(BIN)/mypy ragbench
+
+test: install-dev browser-deps lint
+	$(BIN)/python -m pytest -q
+
+## Everything but the slow and browser tests, for quick iteration.
+test-fast: install-dev
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
+
+## Load the demo corpus (one lens per folder) when the workspace is empty.
+samples: install
+	$(BIN)/ragbench --workspace $(WORKSPACE) load-samples data/samples
+
+run: samples
+	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+bench: install-dev
+	$(BIN)/python benchmarks/bench_ingest.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,243 @@
+"""Structure-aware token chunking (specs/002 sizes, specs/003 metadata, specs/004 ids).
+
+The document is tokenised once with tiktoken; token start offsets are mapped to characters, so
+every chunk is an exact slice `text[start_char:end_char]`. Windows of `chunk_size` tokens are
+cut, in order of preference, at:
+
+1. a block boundary in the second half of the window (never right after a heading, so a heading
+   stays with what follows);
+2. the start of a table or code block that fits in one chunk but would straddle the window end
+   (so it is kept whole in the next chunk);
+3. a sentence end or line break in the second half of the window (oversized blocks);
+4. any earlier block boundary;
+5. the token limit itself.
+
+The next chunk starts `chunk_overlap` tokens earlier, moved forward to the first sentence or
+block boundary within the first two thirds of the overlap when there is one. Overlap shrinks
+only to let a table or code block that fits a chunk stay whole.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+
+import numpy as np
+
+from ragbench.ids import IdCollisionError, compute_chunk_id
+from ragbench.models import Block, Chunk, ChunkType, ParsedDocument
+from ragbench.tokenizer import get_encoding, token_char_offsets
+
+_SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)\s+|\n")
+_WHOLE_TYPES = ("table", "code")
+
+
+class ChunkingError(ValueError):
+    """Chunk settings are invalid (the message names them)."""
+
+
+def _block_token_starts(blocks: list[Block], offs: np.ndarray) -> np.ndarray:
+    starts = np.fromiter((b.start_char for b in blocks), dtype=np.int64, count=len(blocks))
+    return np.searchsorted(offs, starts, side="left")
+
+
+def _latest(cands: np.ndarray, lo: int, hi: int) -> int | None:
+    """Largest candidate in [lo, hi], or None (cands sorted)."""
+    i = int(np.searchsorted(cands, hi, side="right")) - 1
+    if i >= 0 and cands[i] >= lo:
+        return int(cands[i])
+    return None
+
+
+def _earliest(cands: np.ndarray, lo: int, hi: int) -> int | None:
+    """Smallest candidate in [lo, hi], or None (cands sorted)."""
+    i = int(np.searchsorted(cands, lo, side="left"))
+    if i < len(cands) and cands[i] <= hi:
+        return int(cands[i])
+    return None
+
+
+class _Plan:
+    """Token-space cut candidates of one document."""
+
+    def __init__(self, doc: ParsedDocument, offs: np.ndarray, n_tokens: int) -> None:
+        blocks = doc.blocks
+        tok_starts = _block_token_starts(blocks, offs)
+        cut_ok = [i > 0 and blocks[i - 1].chunk_type != "heading" for i in range(len(blocks))]
+        self.block_cuts = np.unique(tok_starts[np.array(cut_ok, dtype=bool)]) if blocks else (
+            np.zeros(0, dtype=np.int64)
+        )
+        # whole-able blocks: (start token, end token) of tables/code
+        ends = np.append(tok_starts[1:], n_tokens) if blocks else np.zeros(0, dtype=np.int64)
+        self.whole = sorted(
+            (int(tok_starts[i]), int(ends[i]))
+            for i, b in enumerate(blocks)
+            if b.chunk_type in _WHOLE_TYPES and cut_ok[i]
+        )
+        self.whole_starts = np.array([w[0] for w in self.whole], dtype=np.int64)
+        self.text = doc.text
+        self.offs = offs
+
+    def sentence_cuts(self, lo: int, hi: int) -> np.ndarray:
+        """Token indices in [lo, hi] where a sentence or line ends (searched lazily)."""
+        c_lo, c_hi = int(self.offs[lo]), int(self.offs[hi])
+        ends = [m.end() + c_lo for m in _SENTENCE_END.finditer(self.text[c_lo:c_hi])]
+        return np.unique(np.searchsorted(self.offs, np.asarray(ends, dtype=np.int64)))
+
+    def soft_cuts(self, lo: int, hi: int) -> np.ndarray:
+        """Block and sentence boundaries in [lo, hi]."""
+        return np.union1d(self.block_cuts, self.sentence_cuts(lo, hi))
+
+    def whole_block_at(self, token: int) -> tuple[int, int] | None:
+        i = int(np.searchsorted(self.whole_starts, token, side="left"))
+        if i < len(self.whole) and self.whole[i][0] == token:
+            return self.whole[i]
+        return None
+
+
+def _choose_end(plan: _Plan, s: int, size: int, n: int) -> int:
+    limit = s + size
+    if limit >= n:
+        return n
+    half = s + size // 2
+    cut = _latest(plan.block_cuts, half, limit)
+    if cut is not None:
+        return cut
+    # a table/code block that fits one chunk but straddles the limit: cut before it
+    i = int(np.searchsorted(plan.whole_starts, limit, side="right")) - 1
+    if i >= 0:
+        w_start, w_end = plan.whole[i]
+        if s < w_start <= limit < w_end and w_end - w_start <= size:
+            return w_start
+    cut = _latest(plan.sentence_cuts(half, limit), half, limit)
+    if cut is None:
+        cut = _latest(plan.block_cuts, s + 1, limit)
+    return cut if cut is not None else limit
+
+
+def _choose_next_start(plan: _Plan, s: int, end: int, size: int, overlap: int) -> int:
+    if overlap == 0:
+        return end
+    lo = max(s + 1, end - overlap)
+    hi = max(lo, end - overlap // 3)
+    snapped = _earliest(plan.soft_cuts(lo, hi), lo, hi)
+    start = snapped if snapped is not None else lo
+    whole = plan.whole_block_at(end)
+    if whole is not None and whole[1] - whole[0] <= size and start + size < whole[1]:
+        start = whole[1] - size  # shrink the overlap so the table/code block fits whole
+    return min(max(start, s + 1), end)
+
+
+def _dominant_type(blocks: list[Block], start: int, end: int) -> ChunkType:
+    weights: Counter[str] = Counter()
+    for b in blocks:
+        if b.chunk_type != "heading":
+            weights[b.chunk_type] += min(b.end_char, end) - max(b.start_char, start)
+    if not weights:
+        return "heading" if blocks else "text"
+    best = weights.most_common(1)[0][0]
+    return best  # type: ignore[return-value]
+
+
+def chunk_document(
+    doc: ParsedDocument,
+    doc_id: str,
+    chunk_size: int = 1024,
+    chunk_overlap: int = 150,
+    lens: str = "default",
+    encoding: str = "cl100k_base",
+) -> list[Chunk]:
+    """Cut `doc` into token windows with the metadata of specs/003 and ids of specs/004."""
+    if chunk_size < 1:
+        raise ChunkingError(f"chunk_size must be positive, got {chunk_size}")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ChunkingError(
+            f"chunk_overlap must be in [0, chunk_size); got {chunk_overlap} with "
+            f"chunk_size {chunk_size}"
+        )
+    text = doc.text
+    enc = get_encoding(encoding)
+    tokens = enc.encode_ordinary(text)
+    n = len(tokens)
+    if n == 0:
+        return []
+    spans: list[tuple[int, int, int]] = []  # (start_char, end_char, tokens)
+    if n <= chunk_size:  # fast path: the whole document is one chunk, no offsets needed
+        c0, c1 = len(text) - len(text.lstrip()), len(text.rstrip())
+        return _make_chunks(doc, doc_id, [(c0, c1, n)], lens)
+    offs = token_char_offsets(text, tokens, encoding)
+    plan = _Plan(doc, offs, n)
+    s = 0
+    while s < n:
+        e = _choose_end(plan, s, chunk_size, n)
+        c0, c1 = int(offs[s]), int(offs[e])
+        while c0 < c1 and text[c0].isspace():
+            c0 += 1
+        while c1 > c0 and text[c1 - 1].isspace():
+            c1 -= 1
+        if c1 > c0:
+            spans.append((c0, c1, e - s))
+        if e >= n:
+            break
+        s = _choose_next_start(plan, s, e, chunk_size, chunk_overlap)
+    return _make_chunks(doc, doc_id, spans, lens)
+
+
+def _make_chunks(
+    doc: ParsedDocument, doc_id: str, spans: list[tuple[int, int, int]], lens: str
+) -> list[Chunk]:
+    text = doc.text
+    blocks = doc.blocks
+    block_starts = [b.start_char for b in blocks]
+    line_pos, line_no = 0, 1  # incremental line counting; chunk starts only move forward
+    seen: dict[str, tuple[int, int]] = {}
+    chunks: list[Chunk] = []
+    for index, (c0, c1, n_tokens) in enumerate(spans):
+        chunk_id = compute_chunk_id(doc_id, c0, c1)
+        if chunk_id in seen and seen[chunk_id] != (c0, c1):
+            raise IdCollisionError(
+                f"chunk id {chunk_id} of document {doc_id} collides for spans "
+                f"{seen[chunk_id]} and {(c0, c1)}"
+            )
+        seen[chunk_id] = (c0, c1)
+        lo = max(bisect.bisect_right(block_starts, c0) - 1, 0)
+        hi = bisect.bisect_left(block_starts, c1)
+        inside = [b for b in blocks[lo:hi] if b.end_char > c0 and b.start_char < c1]
+        body = [b for b in inside if b.chunk_type != "heading"] or inside
+        first = body[0] if body else None
+        ctype = _dominant_type(inside, c0, c1)
+        typed = next((b for b in inside if b.chunk_type == ctype), first)
+        pages = [b.page_number for b in inside if b.page_number is not None]
+        line_no += text.count("\n", line_pos, c0)
+        line_pos = c0
+        line_to = line_no + text.count("\n", c0, c1 - 1)
+        chunks.append(
+            Chunk.model_construct(  # fields are computed here, validation would only cost time
+                chunk_id=chunk_id,
+                doc_id=doc_id,
+                chunk_index=index,
+                total_chunks=len(spans),
+                start_char=c0,
+                end_char=c1,
+                text=text[c0:c1],
+                token_count=n_tokens,
+                chunk_type=ctype,
+                section_path=first.section_path if first else "",
+                ancestry_titles=list(first.ancestry_titles) if first else [],
+                line_from=line_no,
+                line_to=line_to,
+                page_number=pages[0] if pages else None,
+                page_end=pages[-1] if pages else None,
+                slide_number=first.slide_number if first else None,
+                sheet_name=first.sheet_name if first else None,
+                row_number=first.row_number if first else None,
+                column_number=first.column_number if first else None,
+                paragraph_number=first.paragraph_number if first else None,
+                list_style=typed.list_style if typed else None,
+                code_language=typed.code_language if typed else None,
+                lens=lens,
+                embedding_text=text[c0:c1],
+            )
+        )
+    return chunks

@@ -1,0 +1,166 @@
+"""Pydantic models passed between pipeline stages.
+
+Parsers produce a `ParsedDocument` (plaintext + typed `Block`s with offsets), chunking turns it
+into `Chunk`s (exact slices of that plaintext), the store persists both, and retrieval returns
+`SearchHit`s. Keeping these in one module gives every stage the same vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ChunkType = Literal["text", "heading", "list", "table", "code", "media"]
+CHUNK_TYPES: tuple[str, ...] = ("text", "heading", "list", "table", "code", "media")
+
+IngestStatus = Literal["inserted", "updated", "skipped", "reprocessed", "failed"]
+
+Scalar = str | int | float | bool | None
+
+
+class Block(BaseModel):
+    """One structural unit of a document: a paragraph, heading, list, table, code block...
+
+    `start_char`/`end_char` index into `ParsedDocument.text`; the location fields follow
+    specs/003 and are set only where the format has them.
+    """
+
+    chunk_type: ChunkType
+    start_char: int = Field(ge=0)
+    end_char: int = Field(ge=0)
+    section_path: str = ""
+    ancestry_titles: list[str] = Field(default_factory=list)
+    heading_level: int | None = None
+    page_number: int | None = None
+    slide_number: int | None = None
+    sheet_name: str | None = None
+    row_number: int | None = None
+    column_number: int | None = None
+    line_number: int | None = None
+    paragraph_number: int | None = None
+    list_style: str | None = None
+    code_language: str | None = None
+
+
+class RawAttachment(BaseModel):
+    """A file carried inside another (an email attachment), parsed later as a child document."""
+
+    name: str
+    content_type: str = "application/octet-stream"
+    data: bytes
+
+
+class ParsedDocument(BaseModel):
+    """What every parser returns: plaintext, its blocks, metadata and embedded files."""
+
+    format: str
+    text: str
+    blocks: list[Block]
+    title: str | None = None
+    metadata: dict[str, Scalar | list[str]] = Field(default_factory=dict)
+    attachments: list[RawAttachment] = Field(default_factory=list)
+
+
+class Chunk(BaseModel):
+    """A token window over a document: always `document.text[start_char:end_char]`."""
+
+    chunk_id: str
+    doc_id: str
+    chunk_index: int
+    total_chunks: int
+    start_char: int
+    end_char: int
+    text: str
+    token_count: int
+    chunk_type: ChunkType
+    section_path: str = ""
+    ancestry_titles: list[str] = Field(default_factory=list)
+    line_from: int | None = None
+    line_to: int | None = None
+    page_number: int | None = None
+    page_end: int | None = None
+    slide_number: int | None = None
+    sheet_name: str | None = None
+    row_number: int | None = None
+    column_number: int | None = None
+    paragraph_number: int | None = None
+    list_style: str | None = None
+    code_language: str | None = None
+    lens: str = "default"
+    embedding_text: str = ""
+
+
+class DocumentRecord(BaseModel):
+    """A stored document (catalog row) without its chunks."""
+
+    doc_id: str
+    source_id: str
+    file_name: str
+    format: str
+    file_hash: str
+    size_bytes: int
+    title: str | None = None
+    source_uri: str | None = None
+    lens: str = "default"
+    parent_doc_id: str | None = None
+    root_doc_id: str | None = None
+    depth: int = 0
+    path: list[str] = Field(default_factory=list)
+    content_version: int = 1
+    ingest_version: int = 1
+    chunk_size: int = 0
+    chunk_overlap: int = 0
+    embedding_model: str = ""
+    status: str = "indexed"
+    error: str | None = None
+    metadata: dict[str, Scalar | list[str]] = Field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+    chunk_count: int = 0
+
+
+class FileResult(BaseModel):
+    """The outcome of ingesting one file (or one attachment) in a batch."""
+
+    path: str
+    status: IngestStatus
+    doc_id: str | None = None
+    source_id: str | None = None
+    chunks: int = 0
+    reason: str = ""
+    error: str | None = None
+    parent_doc_id: str | None = None
+    seconds: float = 0.0
+
+
+class IngestReport(BaseModel):
+    """All file results of one ingest call plus totals per status."""
+
+    files: list[FileResult]
+    totals: dict[str, int]
+    seconds: float
+
+
+class SearchHit(BaseModel):
+    """One ranked chunk with the metadata needed to cite it."""
+
+    chunk_id: str
+    doc_id: str
+    source_id: str
+    source_title: str | None
+    file_name: str
+    lens: str
+    chunk_index: int
+    total_chunks: int
+    chunk_type: ChunkType
+    section_path: str
+    page_number: int | None
+    line_from: int | None
+    line_to: int | None
+    start_char: int
+    end_char: int
+    text: str
+    score: float
+    rank: int
+    mode: str

