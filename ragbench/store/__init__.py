@@ -1,0 +1,1 @@
+"""Persistence: the SQLite catalog (truth) and the Chroma vector index (derived)."""

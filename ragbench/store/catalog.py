@@ -1,0 +1,362 @@
+"""SQLite catalog: documents, chunks, FTS5, ingest versions and the embedding cache.
+
+One connection per thread (WAL mode, so readers never block the writer). Every query binds its
+parameters; FTS5 queries are built from quoted terms only. A document and all its chunks are
+written in one transaction, which is the moment it becomes visible (see `ragbench.ingest` for
+the order of catalog and Chroma writes). Files that failed are kept as `failed` rows with their
+error and no chunks, so the user can see what went wrong; queries only read `indexed` rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragbench.models import Chunk, DocumentRecord
+from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CHUNK_COLUMNS = (
+    "chunk_id, doc_id, chunk_index, total_chunks, start_char, end_char, token_count, chunk_type, "
+    "section_path, lens, page_number, line_from, line_to, text, embedding_text, embedding_hash, "
+    "metadata"
+)
+_CHUNK_META_FIELDS = (
+    "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
+    "paragraph_number", "list_style", "code_language",
+)
+
+
+def now_iso() -> str:
+    """Current UTC time as ISO-8601 with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 MATCH expression OR-ing the quoted words of `text` (no operator injection)."""
+    terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class Catalog:
+    """The SQLite catalog of one workspace."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        conn = self.conn
+        conn.executescript(DDL)
+        with self.transaction() as tx:
+            tx.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+            tx.executemany(
+                "INSERT OR IGNORE INTO ingest_versions(version, description, breaking_changes) "
+                "VALUES (?, ?, ?)",
+                [(v, d, int(b)) for v, d, b in INGEST_VERSIONS],
+            )
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The calling thread's connection (created on first use)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any exception."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # --- documents -------------------------------------------------------------------------
+
+    def _doc(self, row: sqlite3.Row) -> DocumentRecord:
+        data = dict(row)
+        data.pop("text", None)
+        data["path"] = json.loads(data["path"])
+        data["metadata"] = json.loads(data["metadata"])
+        return DocumentRecord(**data)
+
+    def get_document(self, doc_id: str, include_failed: bool = False) -> DocumentRecord | None:
+        """One document by id (indexed only unless `include_failed`)."""
+        row = self.conn.execute(
+            "SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunk_count "
+            "FROM documents d WHERE doc_id = ? AND (status = 'indexed' OR ?)",
+            (doc_id, include_failed),
+        ).fetchone()
+        return self._doc(row) if row else None
+
+    def document_text(self, doc_id: str) -> str | None:
+        """The plaintext of a document."""
+        row = self.conn.execute("SELECT text FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    def documents_by_source(self, source_id: str, status: str = "indexed") -> list[DocumentRecord]:
+        """Documents with this source id and status (normally at most one indexed)."""
+        rows = self.conn.execute(
+            "SELECT d.*, 0 AS chunk_count FROM documents d WHERE source_id = ? AND status = ?",
+            (source_id, status),
+        ).fetchall()
+        return [self._doc(r) for r in rows]
+
+    def list_documents(
+        self, lens: str | None = None, roots_only: bool = False, status: str = "indexed"
+    ) -> list[DocumentRecord]:
+        """Documents of a status, newest first, optionally of one lens or only top-level ones."""
+        sql = (
+            "SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunk_count "
+            "FROM documents d WHERE status = ?"
+        )
+        params: list[Any] = [status]
+        if lens:
+            sql += " AND lens = ?"
+            params.append(lens)
+        if roots_only:
+            sql += " AND parent_doc_id IS NULL"
+        sql += " ORDER BY updated_at DESC, source_id"
+        return [self._doc(r) for r in self.conn.execute(sql, params).fetchall()]
+
+    def children(self, doc_id: str) -> list[str]:
+        """Ids of all documents below `doc_id` (attachments, recursively)."""
+        rows = self.conn.execute(
+            "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ?", (doc_id, doc_id)
+        ).fetchall()
+        direct = self.conn.execute(
+            "SELECT doc_id FROM documents WHERE parent_doc_id = ?", (doc_id,)
+        ).fetchall()
+        return list(dict.fromkeys([r[0] for r in rows] + [r[0] for r in direct]))
+
+    def insert_document(
+        self,
+        conn: sqlite3.Connection,
+        record: DocumentRecord,
+        text: str,
+        chunks: Sequence[Chunk],
+    ) -> None:
+        """Write a document with its chunks (inside the caller's transaction)."""
+        stamp = now_iso()
+        conn.execute(
+            "INSERT INTO documents(doc_id, source_id, file_name, format, file_hash, size_bytes, "
+            "title, source_uri, lens, parent_doc_id, root_doc_id, depth, path, content_version, "
+            "ingest_version, chunk_size, chunk_overlap, embedding_model, status, error, "
+            "metadata, text, created_at, updated_at) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                record.doc_id, record.source_id, record.file_name, record.format,
+                record.file_hash, record.size_bytes, record.title, record.source_uri,
+                record.lens, record.parent_doc_id, record.root_doc_id, record.depth,
+                json.dumps(record.path), record.content_version, record.ingest_version,
+                record.chunk_size, record.chunk_overlap, record.embedding_model, record.status,
+                record.error, json.dumps(record.metadata), text, record.created_at or stamp, stamp,
+            ),
+        )
+        conn.executemany(
+            f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",  # noqa: S608
+            [self._chunk_row(c) for c in chunks],
+        )
+
+    @staticmethod
+    def _chunk_row(c: Chunk) -> tuple[Any, ...]:
+        from ragbench.ids import text_hash
+
+        meta = {k: getattr(c, k) for k in _CHUNK_META_FIELDS if getattr(c, k) not in (None, [])}
+        return (
+            c.chunk_id, c.doc_id, c.chunk_index, c.total_chunks, c.start_char, c.end_char,
+            c.token_count, c.chunk_type, c.section_path, c.lens, c.page_number, c.line_from,
+            c.line_to, c.text, c.embedding_text, text_hash(c.embedding_text), json.dumps(meta),
+        )
+
+    def delete_documents(self, conn: sqlite3.Connection, doc_ids: Sequence[str]) -> list[str]:
+        """Delete documents and their chunks; returns the deleted chunk ids (for Chroma)."""
+        removed: list[str] = []
+        for doc_id in doc_ids:
+            removed += [
+                r[0]
+                for r in conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (doc_id,))
+            ]
+            conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+        return removed
+
+    # --- chunks ----------------------------------------------------------------------------
+
+    def chunk_ids(self) -> set[str]:
+        """Every chunk id in the catalog."""
+        return {r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks").fetchall()}
+
+    def chunk_count(self) -> int:
+        """Number of chunks in the catalog."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def embedding_hashes(self) -> dict[str, str]:
+        """chunk_id -> sha256 of its embedding text, for the doctor's vector check."""
+        return dict(self.conn.execute("SELECT chunk_id, embedding_hash FROM chunks").fetchall())
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Indexed chunk rows (with document fields) by id."""
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                "SELECT c.*, d.source_id, d.title AS source_title, d.file_name "  # noqa: S608
+                "FROM chunks c JOIN documents d USING (doc_id) "
+                f"WHERE d.status = 'indexed' AND c.chunk_id IN ({marks})",
+                part,
+            ).fetchall()
+            out.update({r["chunk_id"]: dict(r) for r in rows})
+        return out
+
+    def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
+        """All chunk rows of a document in order."""
+        rows = self.conn.execute(
+            "SELECT * FROM chunks WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def embedding_inputs(self, chunk_ids: Sequence[str]) -> list[tuple[str, str, dict[str, Any]]]:
+        """(chunk_id, embedding_text, row) for chunks, to rebuild missing vectors."""
+        rows = self.get_chunks(chunk_ids)
+        return [(cid, row["embedding_text"], row) for cid, row in rows.items()]
+
+    def fts_search(self, query: str, k: int, lens: str | None = None) -> list[tuple[str, float]]:
+        """(chunk_id, bm25 score, higher is better) of the best `k` chunks for `query`."""
+        match = fts_query(query)
+        if not match:
+            return []
+        sql = (
+            "SELECT c.chunk_id, -bm25(chunks_fts) AS score FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN documents d USING (doc_id) "
+            "WHERE chunks_fts MATCH ? AND d.status = 'indexed'"
+        )
+        params: list[Any] = [match]
+        if lens:
+            sql += " AND c.lens = ?"
+            params.append(lens)
+        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        params.append(k)
+        return [(r[0], float(r[1])) for r in self.conn.execute(sql, params).fetchall()]
+
+    def fts_integrity(self) -> bool:
+        """True when the FTS index matches the chunks table."""
+        try:
+            self.conn.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"
+            )
+        except sqlite3.DatabaseError:
+            return False
+        return True
+
+    def fts_rebuild(self) -> None:
+        """Rebuild the FTS index from the chunks table."""
+        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+    # --- stats -----------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for `ragbench stats`: documents, chunks, tokens, per lens and chunk type."""
+        conn = self.conn
+        docs = conn.execute("SELECT COUNT(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+        row = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM chunks c JOIN documents d "
+            "USING (doc_id) WHERE d.status = 'indexed'"
+        ).fetchone()
+        per_lens = {
+            r[0]: {"documents": r[1], "chunks": r[2], "tokens": r[3]}
+            for r in conn.execute(
+                "SELECT d.lens, COUNT(DISTINCT d.doc_id), COUNT(c.chunk_id), "
+                "COALESCE(SUM(c.token_count), 0) FROM documents d LEFT JOIN chunks c "
+                "USING (doc_id) WHERE d.status = 'indexed' GROUP BY d.lens ORDER BY d.lens"
+            )
+        }
+        per_type = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT c.chunk_type, COUNT(*) FROM chunks c JOIN documents d USING (doc_id) "
+                "WHERE d.status = 'indexed' GROUP BY c.chunk_type ORDER BY c.chunk_type"
+            )
+        }
+        per_format = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT format, COUNT(*) FROM documents WHERE status = 'indexed' "
+                "GROUP BY format ORDER BY format"
+            )
+        }
+        chunks, tokens = int(row[0]), int(row[1])
+        return {
+            "documents": int(docs),
+            "chunks": chunks,
+            "tokens": tokens,
+            "avg_tokens_per_chunk": round(tokens / chunks, 1) if chunks else 0.0,
+            "per_lens": per_lens,
+            "per_chunk_type": per_type,
+            "per_format": per_format,
+        }
+
+    # --- embedding cache (implements ragbench.embeddings.EmbeddingCache) --------------------
+
+    def get_embeddings(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors for these text hashes."""
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(hashes), 500):
+            part = list(hashes[i : i + 500])
+            marks = ",".join("?" * len(part))
+            for h, blob in self.conn.execute(
+                f"SELECT text_hash, vector FROM embedding_cache "  # noqa: S608
+                f"WHERE model_id = ? AND text_hash IN ({marks})",
+                [model_id, *part],
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_embeddings(self, model_id: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Store vectors (idempotent)."""
+        with self.transaction() as tx:
+            tx.executemany(
+                "INSERT OR REPLACE INTO embedding_cache(model_id, text_hash, dim, vector) "
+                "VALUES (?, ?, ?, ?)",
+                [
+                    (model_id, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
+                    for h, v in items
+                ],
+            )
+
+    def clear(self) -> None:
+        """Delete every document and chunk (the embedding cache is kept)."""
+        with self.transaction() as tx:
+            tx.execute("DELETE FROM chunks")
+            tx.execute("DELETE FROM documents")
+        self.fts_rebuild()
+

@@ -1,0 +1,131 @@
+"""Chroma vector index keyed by chunk id (derived from the catalog, rebuildable from it).
+
+Collections are created with `embedding_function=None` (Chroma's default function downloads a
+model) and cosine space; vectors are always passed explicitly. Metadata is flat JSON-safe
+scalars only (None values are dropped); everything else lives in SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+COLLECTION = "chunks"
+
+
+class VectorStore(Protocol):
+    """What the workbench needs from a vector index."""
+
+    def upsert(
+        self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Insert or replace vectors."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove vectors (missing ids are ignored)."""
+        ...
+
+    def query(
+        self, vector: np.ndarray, k: int, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """(id, cosine similarity) of the `k` nearest vectors."""
+        ...
+
+    def ids(self) -> set[str]:
+        """Every stored id."""
+        ...
+
+    def count(self) -> int:
+        """Number of stored vectors."""
+        ...
+
+
+def flat_metadata(meta: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
+    """Keep JSON-safe scalars, drop None, stringify anything else."""
+    out: dict[str, str | int | float | bool] = {}
+    for key, value in meta.items():
+        if value is None:
+            continue
+        if isinstance(value, str | int | float | bool):
+            out[key] = value
+        else:
+            out[key] = str(value)
+    return out
+
+
+class ChromaVectors:
+    """A Chroma `PersistentClient` collection on disk."""
+
+    def __init__(self, path: str | Path, collection: str = COLLECTION) -> None:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.client = chromadb.PersistentClient(
+            path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False)
+        )
+        self.collection = self.client.get_or_create_collection(
+            collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )
+        self.batch = max(1, min(self.client.get_max_batch_size(), 2000))
+
+    def upsert(
+        self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Insert or replace vectors in batches Chroma accepts."""
+        for i in range(0, len(ids), self.batch):
+            self.collection.upsert(
+                ids=list(ids[i : i + self.batch]),
+                embeddings=np.asarray(vectors[i : i + self.batch], dtype=np.float32),
+                metadatas=[flat_metadata(m) for m in metadatas[i : i + self.batch]],
+            )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove vectors by id."""
+        for i in range(0, len(ids), self.batch):
+            self.collection.delete(ids=list(ids[i : i + self.batch]))
+
+    def query(
+        self, vector: np.ndarray, k: int, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """Nearest ids with cosine similarity (1 - cosine distance)."""
+        total = self.count()
+        if total == 0:
+            return []
+        result = self.collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32).tolist()],
+            n_results=min(k, total),
+            where=dict(where) if where else None,
+            include=["distances"],
+        )
+        ids = result["ids"][0]
+        distances = (result["distances"] or [[]])[0]
+        return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def ids(self) -> set[str]:
+        """Every id in the collection."""
+        out: set[str] = set()
+        offset = 0
+        while True:
+            page = self.collection.get(include=[], limit=self.batch, offset=offset)["ids"]
+            out.update(page)
+            if len(page) < self.batch:
+                return out
+            offset += self.batch
+
+    def count(self) -> int:
+        """Number of vectors."""
+        return int(self.collection.count())
+
+    def reset(self) -> None:
+        """Drop and recreate the collection."""
+        name = self.collection.name
+        self.client.delete_collection(name)
+        self.collection = self.client.get_or_create_collection(
+            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        )

@@ -1,0 +1,288 @@
+"""The facade every face (CLI, app, later HTTP) calls: ingest, search, show, stats, doctor...
+
+A workspace directory holds `catalog.sqlite` (the truth), `chroma/` (vectors, derived),
+`files/<doc_id>/<name>` (originals for view and download) and `settings.toml`. Heavy parts
+(the embedding model, Chroma) load on first use, so `stats` and `show` stay instant.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ragbench.config import Settings, load_settings
+from ragbench.embeddings import CachedEmbedder, make_embedder
+from ragbench.ids import normalize_source_id
+from ragbench.ingest import Ingestor, Progress
+from ragbench.models import FileResult, IngestReport, SearchHit
+from ragbench.store.catalog import Catalog
+from ragbench.store.vectors import ChromaVectors
+
+SEARCH_MODES = ("fts", "vector")
+
+FileProgress = Callable[[str, int, int], None]
+"""file_progress(path, done, total) — called after each top-level file."""
+
+
+class WorkbenchError(ValueError):
+    """A request the workbench cannot serve (unknown document, bad mode...)."""
+
+
+def collect_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[FileResult]]:
+    """Expand files and directories (recursively, sorted, hidden entries skipped)."""
+    files: list[Path] = []
+    missing: list[FileResult] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(
+                p for p in path.rglob("*")
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(FileResult(path=str(raw), status="failed",
+                                      error=f"no such file or directory: {raw}"))
+    return files, missing
+
+
+class Workbench:
+    """One workspace: catalog, vectors, embedder and settings."""
+
+    def __init__(self, workspace: str | Path = "data", settings: Settings | None = None) -> None:
+        self.workspace = Path(workspace)
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or load_settings(self.workspace)
+        self.catalog = Catalog(self.workspace / "catalog.sqlite")
+        self.files_dir = self.workspace / "files"
+        self.ingestor = Ingestor(
+            self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
+            self.files_dir,
+        )
+
+    @cached_property
+    def vectors(self) -> ChromaVectors:
+        """The Chroma collection (opened on first use; drift from a crash is repaired then)."""
+        store = ChromaVectors(self.workspace / "chroma")
+        if store.count() != self.catalog.chunk_count():
+            self._sync_vectors(store)
+        return store
+
+    @cached_property
+    def embedder(self) -> CachedEmbedder:
+        """The configured embedding backend behind the catalog's cache."""
+        return CachedEmbedder(make_embedder(self.settings), self.catalog)
+
+    # --- ingest ------------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        paths: Sequence[str | Path],
+        lens: str | None = None,
+        root: str | Path | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest files and folders. `source_id` is each path relative to `root`.
+
+        `root` defaults to the current directory for paths under it, else the file's folder.
+        """
+        started = time.perf_counter()
+        files, results = collect_files(paths)
+        for done, path in enumerate(files, 1):
+            base = Path(root) if root else _default_root(path)
+            source_id = normalize_source_id(path, base)
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                results.append(FileResult(path=str(path), status="failed",
+                                          error=f"cannot read file: {e.strerror or e}"))
+            else:
+                results += self.ingestor.ingest(data, path.name, source_id, lens, str(path),
+                                                progress)
+            if file_progress:
+                file_progress(str(path), done, len(files))
+        return _report(results, started)
+
+    def ingest_bytes(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        lens: str | None = None,
+        prefix: str = "uploads",
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest in-memory files (uploads); source_id is `prefix/name`, lower-cased."""
+        started = time.perf_counter()
+        results: list[FileResult] = []
+        for done, (name, data) in enumerate(items, 1):
+            clean = Path(name.replace("\\", "/")).name or "upload"
+            source_id = f"{prefix}/{clean}".strip("/").lower()
+            results += self.ingestor.ingest(data, clean, source_id, lens, clean, progress)
+            if file_progress:
+                file_progress(clean, done, len(items))
+        return _report(results, started)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per lens and chunk type, plus failed files."""
+        out = self.catalog.stats()
+        out["failed_files"] = len(self.catalog.list_documents(status="failed"))
+        out["workspace"] = str(self.workspace)
+        return out
+
+    def show(self, doc_id: str) -> dict[str, Any]:
+        """A document: metadata, plaintext, chunks with offsets, attachments."""
+        record = self.catalog.get_document(doc_id, include_failed=True)
+        if record is None:
+            raise WorkbenchError(f"no document with id {doc_id!r} (see `ragbench stats`)")
+        chunks = self.catalog.chunks_of(doc_id)
+        return {
+            "document": record.model_dump(),
+            "text": self.catalog.document_text(doc_id) or "",
+            "chunks": [
+                {k: v for k, v in c.items() if k not in ("rowid", "embedding_text")} for c in chunks
+            ],
+            "children": self.catalog.children(doc_id),
+        }
+
+    def search(
+        self, query: str, mode: str | None = None, top_k: int | None = None, lens: str | None = None
+    ) -> list[SearchHit]:
+        """Ranked chunks for `query` by FTS5 bm25 or vector similarity."""
+        mode = mode or self.settings.search_mode
+        k = top_k or self.settings.top_k
+        if mode not in SEARCH_MODES:
+            raise WorkbenchError(f"unknown search mode {mode!r}; choose one of {SEARCH_MODES}")
+        if not query.strip():
+            raise WorkbenchError("the query is empty")
+        if mode == "fts":
+            scored = self.catalog.fts_search(query, k, lens)
+        else:
+            vector = self.embedder.embed([query])[0]
+            raw = self.vectors.query(vector, k * 2, {"lens": lens} if lens else None)
+            scored = raw
+        rows = self.catalog.get_chunks([cid for cid, _ in scored])
+        hits: list[SearchHit] = []
+        for cid, score in scored:
+            row = rows.get(cid)
+            if row is None:  # an orphan vector (crash leftover) never reaches the user
+                continue
+            hits.append(SearchHit(
+                chunk_id=cid, doc_id=row["doc_id"], source_id=row["source_id"],
+                source_title=row["source_title"], file_name=row["file_name"], lens=row["lens"],
+                chunk_index=row["chunk_index"], total_chunks=row["total_chunks"],
+                chunk_type=row["chunk_type"], section_path=row["section_path"],
+                page_number=row["page_number"], line_from=row["line_from"],
+                line_to=row["line_to"], start_char=row["start_char"], end_char=row["end_char"],
+                text=row["text"], score=round(score, 6), rank=len(hits) + 1, mode=mode,
+            ))
+            if len(hits) == k:
+                break
+        return hits
+
+    # --- maintenance -------------------------------------------------------------------------
+
+    def delete(self, doc_id: str) -> int:
+        """Delete a document and its attachments; returns the number of chunks removed."""
+        if self.catalog.get_document(doc_id, include_failed=True) is None:
+            raise WorkbenchError(f"no document with id {doc_id!r}")
+        doc_ids = [doc_id, *self.catalog.children(doc_id)]
+        with self.catalog.transaction() as tx:
+            removed = self.catalog.delete_documents(tx, doc_ids)
+        self.vectors.delete(removed)
+        for d in doc_ids:
+            shutil.rmtree(self.files_dir / d, ignore_errors=True)
+        return len(removed)
+
+    def clear(self) -> dict[str, int]:
+        """Remove every document, chunk, vector and stored original (keeps the cache)."""
+        stats = self.catalog.stats()
+        self.catalog.clear()
+        self.vectors.reset()
+        shutil.rmtree(self.files_dir, ignore_errors=True)
+        return {"documents": stats["documents"], "chunks": stats["chunks"]}
+
+    def doctor(self, repair: bool = True) -> dict[str, Any]:
+        """Check catalog, FTS, Chroma and stored files agree; repair drift when `repair`."""
+        store = ChromaVectors(self.workspace / "chroma")
+        catalog_ids = self.catalog.chunk_ids()
+        vector_ids = store.ids()
+        orphans = sorted(vector_ids - catalog_ids)
+        missing = sorted(catalog_ids - vector_ids)
+        fts_ok = self.catalog.fts_integrity()
+        docs = {d.doc_id for d in self.catalog.list_documents()} | {
+            d.doc_id for d in self.catalog.list_documents(status="failed")
+        }
+        stray_files = sorted(
+            p.name for p in self.files_dir.glob("*") if p.is_dir() and p.name not in docs
+        ) if self.files_dir.exists() else []
+        report: dict[str, Any] = {
+            "catalog_chunks": len(catalog_ids),
+            "vectors": len(vector_ids),
+            "orphan_vectors": len(orphans),
+            "missing_vectors": len(missing),
+            "fts_ok": fts_ok,
+            "stray_file_dirs": len(stray_files),
+        }
+        report["consistent"] = not (orphans or missing or stray_files) and fts_ok
+        if repair and not report["consistent"]:
+            self._sync_vectors(store, orphans, missing)
+            if not fts_ok:
+                self.catalog.fts_rebuild()
+            for name in stray_files:
+                shutil.rmtree(self.files_dir / name, ignore_errors=True)
+            report["repaired"] = True
+            report["consistent_after"] = (
+                store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()
+            )
+        return report
+
+    def _sync_vectors(
+        self, store: ChromaVectors, orphans: list[str] | None = None,
+        missing: list[str] | None = None,
+    ) -> None:
+        """Make Chroma hold exactly the catalog's chunk ids (vectors come from the cache)."""
+        if orphans is None or missing is None:
+            catalog_ids, vector_ids = self.catalog.chunk_ids(), store.ids()
+            orphans = sorted(vector_ids - catalog_ids)
+            missing = sorted(catalog_ids - vector_ids)
+        if orphans:
+            store.delete(orphans)
+        if missing:
+            from ragbench.ingest import vector_meta
+
+            rows = self.catalog.get_chunks(missing)
+            texts = [rows[c]["embedding_text"] for c in missing if c in rows]
+            ids = [c for c in missing if c in rows]
+            vectors = self.embedder.embed(texts)
+            metas = [
+                vector_meta(rows[c]["doc_id"], rows[c]["lens"], rows[c]["chunk_index"],
+                            rows[c]["chunk_type"], rows[c]["page_number"],
+                            rows[c]["embedding_text"])
+                for c in ids
+            ]
+            store.upsert(ids, vectors, metas)
+
+
+def _default_root(path: Path) -> Path:
+    cwd = Path.cwd().resolve()
+    resolved = path.resolve()
+    return cwd if resolved.is_relative_to(cwd) else resolved.parent
+
+
+def _report(results: list[FileResult], started: float) -> IngestReport:
+    totals = {s: 0 for s in ("inserted", "updated", "skipped", "reprocessed", "failed")}
+    for r in results:
+        totals[r.status] += 1
+    totals["files"] = len(results)
+    totals["chunks"] = sum(r.chunks for r in results if r.status != "skipped")
+    seconds = round(time.perf_counter() - started, 3)
+    return IngestReport(files=results, totals=totals, seconds=seconds)

@@ -1,0 +1,30 @@
+"""Shared fixtures: paths to ../shared (tests skip without it) and small workspaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+FIXTURES = SHARED / "fixtures" / "docs"
+SCIFACT = SHARED / "datasets" / "scifact"
+SAMPLES = ROOT / "data" / "samples"
+
+
+def need(path: Path) -> Path:
+    """Skip the test with a reason when a ../shared resource is absent."""
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared data folder is not next to the project)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
+    """No user settings leak into tests."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("RAGBENCH_") or name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+            monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,131 @@
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragbench.chunking import ChunkingError, chunk_document
+from ragbench.ids import compute_chunk_id
+from ragbench.models import ParsedDocument
+from ragbench.parsers.base import TextBuilder
+from ragbench.tokenizer import get_encoding
+
+pytestmark = pytest.mark.unit
+
+WORDS = st.sampled_from(
+    ["alpha", "beta", "Gamma.", "delta,", "épée", "naïve", "数据", "🙂", "x" * 30, "end.", "\n",
+     "  ", "1024", "(note)", "über?", "tab\t", "a-b"]
+)
+
+
+def build(blocks: list[tuple[str, str]]) -> ParsedDocument:
+    b = TextBuilder()
+    for kind, text in blocks:
+        if kind == "heading":
+            b.add_heading(text, 2)
+        else:
+            b.add(text, kind)  # type: ignore[arg-type]
+    return b.build("txt", allow_empty=True)
+
+
+block_st = st.tuples(
+    st.sampled_from(["text", "text", "heading", "list", "table", "code"]),
+    st.lists(WORDS, min_size=1, max_size=120).map(" ".join),
+)
+
+
+def check_invariants(doc: ParsedDocument, chunks, size: int) -> None:
+    text = doc.text
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    covered = [False] * len(text)
+    for c in chunks:
+        assert text[c.start_char : c.end_char] == c.text
+        assert c.text.strip() == c.text and c.text
+        assert c.total_chunks == len(chunks)
+        assert c.chunk_id == compute_chunk_id("d" * 16, c.start_char, c.end_char)
+        assert 0 < c.token_count <= size
+        for i in range(c.start_char, c.end_char):
+            covered[i] = True
+    missing = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
+    assert not missing, f"uncovered characters at {missing[:10]}"
+    starts = [c.start_char for c in chunks]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=st.lists(block_st, min_size=1, max_size=12),
+    size=st.integers(min_value=8, max_value=200),
+    overlap_frac=st.floats(min_value=0, max_value=0.9),
+)
+def test_chunks_are_exact_slices_covering_every_character(blocks, size, overlap_frac):
+    doc = build(blocks)
+    overlap = int(size * overlap_frac)
+    chunks = chunk_document(doc, "d" * 16, size, overlap)
+    check_invariants(doc, chunks, size)
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks=st.lists(block_st, min_size=3, max_size=12), size=st.integers(32, 120))
+def test_overlap_is_bounded_by_setting(blocks, size):
+    doc = build(blocks)
+    overlap = size // 4
+    chunks = chunk_document(doc, "d" * 16, size, overlap)
+    enc = get_encoding()
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        shared = max(0, a.end_char - b.start_char)
+        if shared:
+            assert len(enc.encode_ordinary(doc.text[b.start_char : a.end_char])) <= overlap + 2
+
+
+def test_long_text_uses_requested_overlap_and_size():
+    sentence = "The quick brown fox jumps over the lazy dog near the river bank. "
+    doc = build([("text", sentence * 400)])
+    chunks = chunk_document(doc, "d" * 16, 1024, 150)
+    assert len(chunks) > 3
+    assert all(c.token_count <= 1024 for c in chunks)
+    assert all(c.token_count > 800 for c in chunks[:-1])
+    enc = get_encoding()
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert b.start_char < a.end_char  # overlapping
+        shared = len(enc.encode_ordinary(doc.text[b.start_char : a.end_char]))
+        assert 50 <= shared <= 151
+        assert doc.text[b.start_char - 2 : b.start_char] == ". "  # snapped to a sentence start
+
+
+def test_heading_stays_with_following_block():
+    body = "word " * 60
+    blocks = [("text", body)] * 3 + [("heading", "Results")] + [("text", body)] * 3
+    doc = build(blocks)
+    chunks = chunk_document(doc, "d" * 16, 120, 0)
+    for c in chunks:
+        assert not c.text.endswith("Results"), "a heading was left at the end of a chunk"
+    assert any(c.text.startswith("Results") for c in chunks)
+    assert any(c.section_path == "Results" for c in chunks)
+
+
+def test_table_kept_whole_when_it_fits():
+    table = "\n".join(f"| row {i} | value {i} |" for i in range(12))
+    blocks = [("text", "intro sentence. " * 30), ("table", table), ("text", "outro. " * 30)]
+    doc = build(blocks)
+    chunks = chunk_document(doc, "d" * 16, 128, 20)
+    assert any(table in c.text for c in chunks)
+    assert any(c.chunk_type == "table" for c in chunks)
+
+
+def test_metadata_lens_and_lines():
+    doc = build([("heading", "Intro"), ("text", "one\ntwo\nthree")])
+    (chunk,) = chunk_document(doc, "d" * 16, 1024, 150, lens="engineering")
+    assert chunk.lens == "engineering"
+    assert chunk.line_from == 1 and chunk.line_to == 5
+    assert chunk.ancestry_titles == ["Intro"] or chunk.section_path in ("", "Intro")
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (100, 100), (100, -1)])
+def test_bad_settings_are_named(size, overlap):
+    doc = build([("text", "hello")])
+    with pytest.raises(ChunkingError, match="chunk"):
+        chunk_document(doc, "d" * 16, size, overlap)
+
+
+def test_empty_document_has_no_chunks():
+    doc = ParsedDocument(format="txt", text="   ", blocks=[])
+    assert chunk_document(doc, "d" * 16) == []
