@@ -65,6 +65,18 @@ class Workbench:
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
             self.files_dir,
         )
+        self._sweep_files()
+
+    def _stray_file_dirs(self) -> list[str]:
+        """Folders under files/ whose document is not in the catalog (a crash leftover)."""
+        if not self.files_dir.exists():
+            return []
+        known = self.catalog.all_doc_ids()
+        return sorted(p.name for p in self.files_dir.iterdir() if p.name not in known)
+
+    def _sweep_files(self) -> None:
+        for name in self._stray_file_dirs():
+            shutil.rmtree(self.files_dir / name, ignore_errors=True)
 
     @cached_property
     def vectors(self) -> ChromaVectors:
@@ -95,6 +107,8 @@ class Workbench:
         """
         started = time.perf_counter()
         files, results = collect_files(paths)
+        own = self.workspace.resolve()  # never ingest the workspace's own database files
+        files = [f for f in files if not f.resolve().is_relative_to(own)]
         for done, path in enumerate(files, 1):
             base = Path(root) if root else _default_root(path)
             source_id = normalize_source_id(path, base)
@@ -218,12 +232,7 @@ class Workbench:
         orphans = sorted(vector_ids - catalog_ids)
         missing = sorted(catalog_ids - vector_ids)
         fts_ok = self.catalog.fts_integrity()
-        docs = {d.doc_id for d in self.catalog.list_documents()} | {
-            d.doc_id for d in self.catalog.list_documents(status="failed")
-        }
-        stray_files = sorted(
-            p.name for p in self.files_dir.glob("*") if p.is_dir() and p.name not in docs
-        ) if self.files_dir.exists() else []
+        stray_files = self._stray_file_dirs()
         report: dict[str, Any] = {
             "catalog_chunks": len(catalog_ids),
             "vectors": len(vector_ids),
@@ -237,8 +246,7 @@ class Workbench:
             self._sync_vectors(store, orphans, missing)
             if not fts_ok:
                 self.catalog.fts_rebuild()
-            for name in stray_files:
-                shutil.rmtree(self.files_dir / name, ignore_errors=True)
+            self._sweep_files()
             report["repaired"] = True
             report["consistent_after"] = (
                 store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()

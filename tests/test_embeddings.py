@@ -45,7 +45,7 @@ def test_windows_cover_whole_text_and_fit_model(st_embedder):
     text = " ".join(f"word{i}" for i in range(3000))
     windows = st_embedder.windows(text)
     tok = st_embedder.tokenizer
-    for piece, count in windows:
+    for piece, _count in windows:
         assert len(tok(piece, add_special_tokens=False)["input_ids"]) <= st_embedder.model.max_seq_length - 2
         assert piece in text
     assert windows[0][0].startswith("word0 ") and windows[-1][0].endswith("word2999")

@@ -147,6 +147,10 @@ class Catalog:
         sql += " ORDER BY updated_at DESC, source_id"
         return [self._doc(r) for r in self.conn.execute(sql, params).fetchall()]
 
+    def all_doc_ids(self) -> set[str]:
+        """Ids of every document row, indexed or failed."""
+        return {r[0] for r in self.conn.execute("SELECT doc_id FROM documents").fetchall()}
+
     def children(self, doc_id: str) -> list[str]:
         """Ids of all documents below `doc_id` (attachments, recursively)."""
         rows = self.conn.execute(

@@ -1,0 +1,210 @@
+"""Ingest benchmark: chunking, embedding and re-ingest, each beside its peer, in one run.
+
+Prints one JSON object. Peers measured in the same process on the same text:
+- chunking: LangChain `TokenTextSplitter` (cl100k_base, same size/overlap) and raw tiktoken
+  `encode_ordinary` (the floor: our chunker encodes once, then only does arithmetic);
+- embedding: the model's own `encode` on the very texts the pipeline sends to it;
+- re-ingest: the first ingest of the same corpus into an empty workspace.
+
+    python benchmarks/bench_ingest.py [--corpus DIR] [--scifact DIR] [--repeat N]
+
+`--corpus` is a folder of documents (default: ../shared/fixtures/docs); `--scifact` the BEIR
+SciFact folder (default: ../shared/datasets/scifact). Targets (issue 2): chunking >= 1.2x the
+LangChain splitter and within 25% of encode_ordinary; embedding >= 90% of `encode`; re-ingest
+of an unchanged corpus >= 50x faster than the first ingest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ragbench.chunking import chunk_document  # noqa: E402
+from ragbench.config import Settings  # noqa: E402
+from ragbench.embeddings import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from ragbench.models import ParsedDocument  # noqa: E402
+from ragbench.parsers import parse_bytes  # noqa: E402
+from ragbench.parsers.base import ParseError, TextBuilder  # noqa: E402
+from ragbench.store.catalog import Catalog  # noqa: E402
+from ragbench.tokenizer import ensure_tiktoken_cache, get_encoding  # noqa: E402
+from ragbench.workbench import Workbench, collect_files  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+
+
+def best_of(repeat: int, fn: Callable[[], Any]) -> float:
+    """Fastest wall time of `repeat` runs (the least disturbed by the other core's load)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def scifact_documents(folder: Path, per_doc: int = 50) -> list[ParsedDocument]:
+    """SciFact abstracts grouped into documents of `per_doc` (title heading + abstract)."""
+    docs, builder, count = [], TextBuilder(), 0
+    with (folder / "corpus.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            builder.add_heading(row["title"], 2)
+            builder.add(row["text"])
+            count += 1
+            if count % per_doc == 0:
+                docs.append(builder.build("md"))
+                builder = TextBuilder()
+    if builder.blocks:
+        docs.append(builder.build("md"))
+    return docs
+
+
+def fixture_documents(folder: Path) -> list[ParsedDocument]:
+    """Every fixture (and attachment) that parses."""
+    out: list[ParsedDocument] = []
+    files, _ = collect_files([folder])
+    for path in files:
+        try:
+            doc = parse_bytes(path.read_bytes(), path.name)
+        except ParseError:
+            continue
+        out.append(doc)
+        for att in doc.attachments:
+            try:
+                out.append(parse_bytes(att.data, att.name))
+            except ParseError:
+                pass
+    return out
+
+
+def bench_chunking(docs: list[ParsedDocument], size: int, overlap: int, repeat: int) -> dict:
+    """Ours vs LangChain TokenTextSplitter vs raw encode_ordinary over the same texts."""
+    ensure_tiktoken_cache()
+    from langchain_text_splitters import TokenTextSplitter
+
+    enc = get_encoding("cl100k_base")
+    texts = [d.text for d in docs]
+    splitter = TokenTextSplitter(encoding_name="cl100k_base", chunk_size=size,
+                                 chunk_overlap=overlap)
+    tokens = sum(len(enc.encode_ordinary(t)) for t in texts)
+    chunk_document(docs[0], "0" * 16, size, overlap)  # warm-up (token table)
+    ours = best_of(repeat, lambda: [chunk_document(d, "0" * 16, size, overlap) for d in docs])
+    lang = best_of(repeat, lambda: [splitter.split_text(t) for t in texts])
+    raw = best_of(repeat, lambda: [enc.encode_ordinary(t) for t in texts])
+    n_chunks = sum(len(chunk_document(d, "0" * 16, size, overlap)) for d in docs)
+    return {
+        "documents": len(docs),
+        "tokens": tokens,
+        "chunks": n_chunks,
+        "ours_s": round(ours, 4),
+        "langchain_token_splitter_s": round(lang, 4),
+        "encode_ordinary_s": round(raw, 4),
+        "ours_tokens_per_s": round(tokens / ours),
+        "speedup_vs_langchain": round(lang / ours, 2),
+        "time_vs_encode_ordinary": round(ours / raw, 3),
+        "targets_met": lang / ours >= 1.2 and ours / raw <= 1.25,
+    }
+
+
+def bench_embedding(short: list[str], long: list[str], repeat: int) -> dict:
+    """Pipeline (windowing + pooling + cache bookkeeping) vs `model.encode` on the same inputs."""
+    emb = SentenceTransformerEmbedder()
+    model = emb.model
+    windows = [w for t in long for w, _ in emb.windows(t)]
+    model.encode(short[:8], batch_size=32)  # warm-up
+
+    def pipeline(texts: list[str]) -> None:
+        with tempfile.TemporaryDirectory() as tmp:  # empty cache: every text is embedded
+            CachedEmbedder(emb, Catalog(Path(tmp) / "c.sqlite")).embed(texts)
+
+    out: dict[str, Any] = {"model": emb.model_id, "window_wordpieces": emb.window}
+    for name, texts, peer_inputs in (("short", short, short), ("long", long, windows)):
+        ours = best_of(repeat, lambda texts=texts: pipeline(texts))
+        peer = best_of(repeat, lambda p=peer_inputs: model.encode(
+            p, batch_size=32, normalize_embeddings=True, show_progress_bar=False))
+        out[name] = {
+            "texts": len(texts),
+            "model_inputs": len(peer_inputs),
+            "pipeline_s": round(ours, 3),
+            "model_encode_s": round(peer, 3),
+            "pipeline_texts_per_s": round(len(texts) / ours, 2),
+            "relative_throughput": round(peer / ours, 3),
+        }
+    out["targets_met"] = all(out[k]["relative_throughput"] >= 0.9 for k in ("short", "long"))
+    return out
+
+
+def bench_reingest(corpus: Path) -> dict:
+    """First ingest into an empty workspace vs ingesting the unchanged corpus again."""
+    work = Path(tempfile.mkdtemp(prefix="ragbench-bench-"))
+    try:
+        wb = Workbench(work / "ws", Settings())
+        start = time.perf_counter()
+        first = wb.ingest([corpus], lens="bench", root=corpus)
+        t_first = time.perf_counter() - start
+        start = time.perf_counter()
+        second = wb.ingest([corpus], lens="bench", root=corpus)
+        t_second = time.perf_counter() - start
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {
+        "files": len(first.files),
+        "first_totals": first.totals,
+        "second_totals": second.totals,
+        "first_ingest_s": round(t_first, 3),
+        "reingest_s": round(t_second, 3),
+        "speedup": round(t_first / t_second, 1),
+        "targets_met": t_first / t_second >= 50 and second.totals["skipped"] == len(
+            [f for f in first.files if f.status != "failed" and f.parent_doc_id is None]
+        ),
+    }
+
+
+def main() -> None:
+    """Run every part and print one JSON object."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, default=SHARED / "fixtures" / "docs")
+    ap.add_argument("--scifact", type=Path, default=SHARED / "datasets" / "scifact")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--embed-texts", type=int, default=120, help="SciFact abstracts to embed")
+    ap.add_argument("--skip", nargs="*", default=[], choices=["chunking", "embedding", "reingest"])
+    args = ap.parse_args()
+    for path in (args.corpus, args.scifact):
+        if not path.exists():
+            sys.exit(f"missing input folder {path}")
+    settings = Settings()
+    result: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "settings": {"chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap},
+    }
+    sci = scifact_documents(args.scifact)
+    fix = fixture_documents(args.corpus)
+    if "chunking" not in args.skip:
+        size, overlap = settings.chunk_size, settings.chunk_overlap
+        result["chunking"] = {
+            "scifact": bench_chunking(sci, size, overlap, args.repeat),
+            "fixtures": bench_chunking(fix, size, overlap, args.repeat),
+        }
+    if "embedding" not in args.skip:
+        abstracts = [b for d in sci[:10] for b in (d.text.split("\n\n"))][: args.embed_texts]
+        long_chunks = [c.text for d in sci[:2] for c in chunk_document(d, "0" * 16)][:12]
+        result["embedding"] = bench_embedding(abstracts, long_chunks, max(1, args.repeat - 1))
+    if "reingest" not in args.skip:
+        result["reingest"] = bench_reingest(args.corpus)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
