@@ -157,3 +157,49 @@ def group_rows(
     if start < len(lines):
         groups.append((start, len(lines)))
     return groups
+
+
+# --- small text helpers ------------------------------------------------------------------------
+
+_CONTROL_CHARS: dict[int, str | None] = {
+    code: None for code in (*range(0, 9), *range(14, 32), *range(127, 160))
+}
+_CONTROL_CHARS.update({11: "\n", 12: "\n"})  # vertical tab, form feed: line breaks
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi",
+                            "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"})
+
+
+def clean_text(text: str) -> str:
+    """Normalize line ends to LF, drop C0/C1 control characters (tab stays; FF, VT become LF)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    return text.translate(_CONTROL_CHARS)
+
+
+def expand_ligatures(text: str) -> str:
+    """Replace typographic ligatures (common in PDFs) by their letters: "ﬁ" → "fi"."""
+    return text.translate(_LIGATURES)
+
+
+def add_table(
+    builder: TextBuilder,
+    rows: Sequence[Sequence[object]],
+    row_numbers: Sequence[int] | None = None,
+    **location: Any,
+) -> int:
+    """Add a table as pipe-row `table` blocks of at most `MAX_TABLE_ROWS` rows each.
+
+    Cells are cleaned, blank rows and all-empty columns dropped; each block's `row_number` is
+    that of its first row (`row_numbers[i]`, else the 1-based position). Returns blocks added.
+    """
+    numbers = list(row_numbers) if row_numbers is not None else list(range(1, len(rows) + 1))
+    kept = [(num, [clean_cell(c) for c in row]) for num, row in zip(numbers, rows, strict=True)]
+    kept = [(num, cells) for num, cells in kept if any(cells)]
+    if not kept:
+        return 0
+    lines = [pipe_row(cells) for cells in drop_empty_columns([cells for _, cells in kept])]
+    added = 0
+    for start, end in group_rows(lines):
+        block = builder.add("\n".join(lines[start:end]), "table", row_number=kept[start][0],
+                            **location)
+        added += block is not None
+    return added

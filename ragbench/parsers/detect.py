@@ -1,0 +1,141 @@
+"""Format detection from content and file extension.
+
+Binary signatures decide first (PDF, Office zip packages, known non-document formats). Text
+content is then sniffed for HTML and email headers: the extension wins when it names a text
+format (the content is ambiguous), the content wins when the extension names a binary format
+the bytes do not match, or says only `.txt`.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import PurePath
+
+from ragbench.parsers.base import UnsupportedFormatError
+from ragbench.parsers.text import decode_text, looks_binary
+
+FORMATS: tuple[str, ...] = ("txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml")
+
+EXTENSION_FORMATS: dict[str, str] = {
+    ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".html": "html",
+    ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx",
+    ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".eml": "eml",
+}
+SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(EXTENSION_FORMATS)
+
+_TEXT_FORMATS = frozenset({"txt", "md", "html", "csv", "eml"})
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG", "PNG image"), (b"\xff\xd8\xff", "JPEG image"), (b"GIF8", "GIF image"),
+    (b"BM", "BMP image"), (b"II*\x00", "TIFF image"), (b"MM\x00*", "TIFF image"),
+    (b"RIFF", "RIFF media (WebP/WAV/AVI)"), (b"MZ", "Windows executable"),
+    (b"\x7fELF", "ELF executable"), (b"\x1f\x8b", "gzip archive"), (b"7z\xbc\xaf", "7-Zip archive"),
+    (b"Rar!", "RAR archive"), (b"ID3", "MP3 audio"), (b"OggS", "Ogg media"),
+    (b"fLaC", "FLAC audio"), (b"SQLite format 3", "SQLite database"),
+    (b"\xd0\xcf\x11\xe0", "legacy Office file (.doc/.xls/.ppt) or password-protected Office file"),
+    (b"{\\rtf", "RTF document"),
+)
+_EMAIL_HEADERS = frozenset({
+    "from", "to", "cc", "bcc", "subject", "date", "mime-version", "received", "return-path",
+    "message-id", "delivered-to", "reply-to", "sender", "in-reply-to", "references",
+    "content-type", "dkim-signature", "x-mailer", "x-gm-thrid", "thread-index",
+})
+_HEADER_LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]")
+_HTML_START = re.compile(r"(?:<!doctype\s+html|<html[\s>]|<\?xml[^>]*>\s*<html[\s>])")
+_HTML_ANYWHERE = re.compile(r"<(?:html|head|body)[\s>]")
+
+
+def supported_formats_message() -> str:
+    """The supported extensions, for error messages."""
+    return "supported formats: " + ", ".join(SUPPORTED_EXTENSIONS)
+
+
+def extension_of(filename: str) -> str:
+    """The lower-case extension of `filename` including the dot ("" when there is none)."""
+    return PurePath(filename).suffix.lower()
+
+
+def _unsupported(filename: str, what: str) -> UnsupportedFormatError:
+    """An `UnsupportedFormatError` naming the file, what it is and the supported formats."""
+    return UnsupportedFormatError(
+        f"cannot parse {filename}: {what} is not a supported format ({supported_formats_message()})"
+    )
+
+
+def _office_format(data: bytes, filename: str) -> str:
+    """Tell docx/pptx/xlsx apart by the members of a zip package."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            mimetype = archive.read("mimetype")[:80] if "mimetype" in names else b""
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        ext = extension_of(filename)
+        if EXTENSION_FORMATS.get(ext) in {"docx", "pptx", "xlsx"}:
+            raise UnsupportedFormatError(
+                f"cannot parse {filename}: corrupt or truncated {ext} file ({e})"
+            ) from e
+        raise _unsupported(filename, "a damaged zip archive") from e
+    for prefix, fmt in (("word/", "docx"), ("ppt/", "pptx"), ("xl/", "xlsx")):
+        if any(name.startswith(prefix) for name in names):
+            return fmt
+    if mimetype.startswith(b"application/vnd.oasis.opendocument"):
+        raise _unsupported(filename, "an OpenDocument file (.odt/.ods/.odp)")
+    if mimetype.startswith(b"application/epub"):
+        raise _unsupported(filename, "an EPUB book")
+    raise _unsupported(filename, "a zip archive")
+
+
+def looks_like_email(text: str) -> bool:
+    """True when `text` starts with a block of RFC 5322 headers (or an mbox `From ` line)."""
+    lines = text.lstrip("\n").split("\n", 60)[:60]
+    if lines and lines[0].startswith("From ") and not _HEADER_LINE.match(lines[0]):
+        lines = lines[1:]
+    if not lines or not _HEADER_LINE.match(lines[0]):
+        return False
+    known = 0
+    for line in lines:
+        if not line.strip():
+            break
+        match = _HEADER_LINE.match(line)
+        if match is None and not line[:1].isspace():
+            return False
+        known += bool(match and match.group(1).lower() in _EMAIL_HEADERS)
+    return known >= 2
+
+
+def looks_like_html(text: str) -> bool:
+    """True when `text` starts like an HTML document."""
+    head = text.lstrip()[:2048].lower()
+    while head.startswith("<!--") and "-->" in head:
+        head = head[head.index("-->") + 3 :].lstrip()
+    if _HTML_START.match(head):
+        return True
+    return head.startswith("<") and _HTML_ANYWHERE.search(head) is not None
+
+
+def detect_format(data: bytes, filename: str) -> str:
+    """Return the format of `data` ("txt", "md", "html", "pdf", ...); see the module docstring.
+
+    Raises `UnsupportedFormatError` for binary data that is no supported document.
+    """
+    ext = extension_of(filename)
+    by_ext = EXTENSION_FORMATS.get(ext)
+    if data[:1024].lstrip().startswith(b"%PDF-") or (
+        b"%PDF-" in data[:1024] and b"%%EOF" in data[-2048:]
+    ):
+        return "pdf"
+    if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return _office_format(data, filename)
+    binary = looks_binary(data)
+    for magic, what in _MAGIC:
+        if data.startswith(magic) and (binary or magic == b"{\\rtf"):
+            raise _unsupported(filename, f"a {what}")
+    if binary:
+        what = f"binary data ({ext} file)" if ext else "binary data"
+        raise _unsupported(filename, what)
+    head = decode_text(data[:8192])
+    sniffed = "html" if looks_like_html(head) else "eml" if looks_like_email(head) else None
+    if by_ext in _TEXT_FORMATS and by_ext != "txt":
+        return by_ext
+    return sniffed or "txt"

@@ -1,0 +1,186 @@
+"""PDF parser (pypdf): the text layer page by page, with headings and paragraphs.
+
+pypdf reports the font size of every text run; the document's body size is the one carrying
+the most characters, and short lines set at least 8% larger are headings (rotated text never is) (consecutive lines
+of one size merge; larger sizes rank higher). pypdf rarely emits blank lines, so a paragraph
+also ends after a line that closes a sentence and is clearly shorter than the page's full lines.
+Encrypted files are tried with the empty password (owner-password-only PDFs open that way);
+files with no text layer at all are reported as scanned/image-only, since there is no OCR here.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+from collections import Counter
+from typing import Any
+
+from pypdf import PageObject, PdfReader
+from pypdf.errors import DependencyError
+
+from ragbench.models import ParsedDocument
+from ragbench.parsers.base import (
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    TextBuilder,
+    clean_text,
+    expand_ligatures,
+)
+from ragbench.parsers.text import paragraphs
+
+logger = logging.getLogger(__name__)
+
+_SENTENCE_END = (".", "!", "?", ":", ";", "\u3002", "\u201d", '"', ")")
+_SHORT_LINE = 0.7
+_MIN_WIDTH = 40
+_HEADING_RATIO = 1.08
+_MAX_HEADING = 150
+
+Line = tuple[str, float]  # (text, dominant font size)
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Paragraphs of one page: blank lines, then short sentence-final lines, end a paragraph."""
+    result: list[str] = []
+    for _, block in paragraphs(text):
+        lines = [line.rstrip() for line in block.split("\n")]
+        widths = sorted(len(line) for line in lines)
+        full = widths[int(len(widths) * 0.9)] if widths else 0
+        if full < _MIN_WIDTH:
+            result.append(block)
+            continue
+        current: list[str] = []
+        for line in lines:
+            current.append(line)
+            if line.endswith(_SENTENCE_END) and len(line) < _SHORT_LINE * full:
+                result.append("\n".join(current))
+                current = []
+        if current:
+            result.append("\n".join(current))
+    return [paragraph.strip() for paragraph in result if paragraph.strip()]
+
+
+def page_lines(page: PageObject) -> list[Line]:
+    """The page's text lines, each with the font size that carries most of its characters."""
+    lines: list[Line] = []
+    parts: list[str] = []
+    sizes: Counter[float] = Counter()
+
+    def close() -> None:
+        text = expand_ligatures(clean_text("".join(parts)))
+        lines.append((text, sizes.most_common(1)[0][0] if sizes else 0.0))
+        parts.clear()
+        sizes.clear()
+
+    def visit(text: str, cm: Any, tm: Any, font: Any, size: float) -> None:
+        rotated = any(abs(m[1]) > 1e-3 or abs(m[2]) > 1e-3 for m in (cm, tm))
+        height = 0.0 if rotated else size * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3])
+        for index, piece in enumerate(text.split("\n")):
+            if index:
+                close()
+            parts.append(piece)
+            sizes[round(height, 1)] += len(piece.strip())
+
+    page.extract_text(visitor_text=visit)
+    close()
+    return lines
+
+
+def _heading_levels(pages: list[list[Line]]) -> tuple[float, dict[float, int]]:
+    """The body font size and a level (1 = largest) for every heading-sized font size."""
+    weight: Counter[float] = Counter()
+    for lines in pages:
+        for text, size in lines:
+            weight[size] += len(text.strip())
+    body = weight.most_common(1)[0][0] if weight else 0.0
+    big = sorted({size for lines in pages for text, size in lines
+                  if body and size >= body * _HEADING_RATIO and 0 < len(text.strip())
+                  <= _MAX_HEADING}, reverse=True)
+    return body, {size: min(rank, 6) for rank, size in enumerate(big, start=1)}
+
+
+def _emit_page(
+    builder: TextBuilder, lines: list[Line], levels: dict[float, int], page: int
+) -> None:
+    """Add one page's headings and paragraphs."""
+    body: list[str] = []
+    number = 0
+
+    def flush() -> None:
+        nonlocal number
+        for paragraph in split_paragraphs("\n".join(body)):
+            number += 1
+            builder.add(paragraph, page_number=page, paragraph_number=number)
+        body.clear()
+
+    index = 0
+    while index < len(lines):
+        text, size = lines[index]
+        level = levels.get(size) if len(text.strip()) <= _MAX_HEADING else None
+        end = index + 1
+        while level and end < len(lines) and lines[end][1] == size and lines[end][0].strip():
+            end += 1
+        heading = " ".join(" ".join(t for t, _ in lines[index:end]).split())
+        if level and any(ch.isalpha() for ch in heading) and len(heading) <= _MAX_HEADING:
+            flush()
+            builder.add_heading(heading, level, page_number=page)
+            index = end
+        else:
+            body.extend(t for t, _ in lines[index:end])
+            index = end
+    flush()
+
+
+def _open(data: bytes) -> PdfReader:
+    """Open the PDF, decrypting it when the empty password is enough."""
+    reader = PdfReader(io.BytesIO(data))
+    if reader.is_encrypted:
+        try:
+            decrypted = reader.decrypt("")
+        except (DependencyError, NotImplementedError) as e:
+            raise EncryptedDocumentError(f"encrypted PDF, cannot decrypt it here ({e})") from e
+        if not decrypted:
+            raise EncryptedDocumentError("encrypted PDF, needs a password")
+    return reader
+
+
+def _title(reader: PdfReader) -> str | None:
+    """The document title from the PDF metadata, if set."""
+    try:
+        info = reader.metadata
+        title = info.title if info is not None else None
+    except Exception:  # a broken info dictionary only costs the title
+        return None
+    title = " ".join(str(title).split()) if title else ""
+    return title or None
+
+
+def parse(data: bytes) -> ParsedDocument:
+    """Parse a PDF into heading and text blocks with `page_number` and `paragraph_number`."""
+    reader = _open(data)
+    pages: list[list[Line]] = []
+    failed: list[str] = []
+    for number, page in enumerate(reader.pages, start=1):
+        try:
+            pages.append(page_lines(page))
+        except Exception as e:  # one bad page must not lose the others
+            logger.warning("pdf page %d: text extraction failed: %s", number, e)
+            failed.append(str(number))
+            pages.append([])
+    body, levels = _heading_levels(pages)
+    builder = TextBuilder()
+    for number, lines in enumerate(pages, start=1):
+        _emit_page(builder, lines, levels, number)
+    if not builder.blocks:
+        raise EmptyDocumentError(
+            f"no text layer in {len(pages)} page(s): a scanned or image-only PDF "
+            "(OCR is not supported)"
+        )
+    metadata: dict[str, object] = {"pages": len(pages), "body_font_size": body}
+    if failed:
+        metadata["failed_pages"] = failed
+    title = _title(reader) or next(
+        (builder.text[b.start_char : b.end_char] for b in builder.blocks
+         if b.chunk_type == "heading" and b.heading_level == 1), None)
+    return builder.build("pdf", title=title, metadata=metadata)
