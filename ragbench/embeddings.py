@@ -76,7 +76,12 @@ class SentenceTransformerEmbedder:
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import transformers
         from sentence_transformers import SentenceTransformer
+
+        # we tokenise long texts on purpose (to window them) and load quietly
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
 
         path = model_name
         if model_name in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):

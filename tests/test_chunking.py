@@ -48,6 +48,8 @@ def check_invariants(doc: ParsedDocument, chunks, size: int) -> None:
     assert not missing, f"uncovered characters at {missing[:10]}"
     starts = [c.start_char for c in chunks]
     assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    ends = [c.end_char for c in chunks]
+    assert all(a < b for a, b in zip(ends, ends[1:], strict=False)), "a chunk made no progress"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,6 +102,16 @@ def test_heading_stays_with_following_block():
         assert not c.text.endswith("Results"), "a heading was left at the end of a chunk"
     assert any(c.text.startswith("Results") for c in chunks)
     assert any(c.section_path == "Results" for c in chunks)
+
+
+def test_oversized_tables_progress_by_a_full_window():
+    """Regression: big table blocks once made each chunk advance by a single token."""
+    row = "| " + " | ".join(f"cell{i} value" for i in range(40)) + " |"
+    doc = build([("table", "\n".join([row] * 30)), ("table", "\n".join([row] * 30))])
+    chunks = chunk_document(doc, "d" * 16, 256, 40)
+    tokens = sum(c.token_count for c in chunks)
+    assert tokens < 1.4 * len(get_encoding().encode_ordinary(doc.text))
+    assert min(c.token_count for c in chunks[:-1]) > 100
 
 
 def test_table_kept_whole_when_it_fits():
