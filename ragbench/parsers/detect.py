@@ -36,6 +36,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\xd0\xcf\x11\xe0", "legacy Office file (.doc/.xls/.ppt) or password-protected Office file"),
     (b"{\\rtf", "RTF document"),
 )
+_WEAK_MAGIC = frozenset({b"BM", b"MZ", b"ID3", b"RIFF"})  # could also start a line of text
 _EMAIL_HEADERS = frozenset({
     "from", "to", "cc", "bcc", "subject", "date", "mime-version", "received", "return-path",
     "message-id", "delivered-to", "reply-to", "sender", "in-reply-to", "references",
@@ -129,7 +130,7 @@ def detect_format(data: bytes, filename: str) -> str:
         return _office_format(data, filename)
     binary = looks_binary(data)
     for magic, what in _MAGIC:
-        if data.startswith(magic) and (binary or magic == b"{\\rtf"):
+        if data.startswith(magic) and (binary or magic not in _WEAK_MAGIC):
             raise _unsupported(filename, f"a {what}")
     if binary:
         what = f"binary data ({ext} file)" if ext else "binary data"

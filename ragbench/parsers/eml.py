@@ -26,7 +26,7 @@ from ragbench.parsers.base import (
     clean_text,
 )
 from ragbench.parsers.html import render_html
-from ragbench.parsers.text import decode_text, paragraphs, utf_encoding
+from ragbench.parsers.text import decode_text, list_style, paragraphs, utf_encoding
 
 logger = logging.getLogger(__name__)
 
@@ -36,11 +36,10 @@ _METADATA = {"subject": "Subject", "from": "From", "to": "To", "cc": "Cc", "date
 
 
 def _message(data: bytes) -> Message:
-    """Parse the raw message; whole-file UTF-16/32 (or BOM-marked) mail is decoded first."""
-    encoding = utf_encoding(data)
-    if encoding is None:
-        return email.message_from_bytes(data, policy=policy.default)
-    return email.message_from_string(decode_text(data), policy=policy.default)
+    """Parse the raw message; whole-file UTF-16/32 (or BOM-marked) mail is re-encoded first."""
+    if utf_encoding(data) is not None:
+        data = decode_text(data).encode("utf-8")  # parts then decode as the UTF-8 they now are
+    return email.message_from_bytes(data, policy=policy.default)
 
 
 def header(msg: Message, name: str) -> str:
@@ -60,7 +59,14 @@ def header(msg: Message, name: str) -> str:
 
 
 def _decode(payload: bytes, charset: str | None) -> str:
-    """Decode a text part by its declared charset; wrong or unknown charsets are guessed."""
+    """Decode a text part: valid non-ASCII UTF-8 is taken as such whatever the declaration,
+    else the declared charset; unknown or missing charsets are guessed.
+    """
+    if not payload.isascii():
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     if charset:
         try:
             codec = codecs.lookup(charset).name
@@ -152,7 +158,8 @@ def parse(data: bytes) -> ParsedDocument:
             render_html(text, builder)
         else:
             for _, paragraph in paragraphs(text):
-                builder.add(paragraph)
+                style = list_style(paragraph)
+                builder.add(paragraph, "list" if style else "text", list_style=style)
     attachments = _attachments(msg, [])
     if not builder.blocks and not attachments:
         raise EmptyDocumentError("empty email: no headers, no body and no attachments")

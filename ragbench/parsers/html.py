@@ -140,7 +140,12 @@ class _Renderer:
             elif name in {"ul", "ol"}:
                 self.flush()
                 style = "numbered" if name == "ol" else "bullet"
-                self.builder.add("\n".join(self.list_lines(child)), "list", list_style=style)
+                lines = self.list_lines(child)
+                if lines:
+                    self.builder.add("\n".join(lines), "list", list_style=style)
+                else:  # no <li> children (broken markup): keep whatever text it holds
+                    self.walk(child)
+                    self.flush()
             elif name == "table":
                 self.flush()
                 self.table(child)
@@ -178,7 +183,9 @@ def render_html(markup: str, builder: TextBuilder) -> str | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)  # XHTML/iXBRL read as HTML
         soup = BeautifulSoup(markup, "lxml")
-    title = " ".join(soup.title.get_text().split()) if soup.title is not None else ""
+    titles = (t for t in soup.find_all("title") if t.find_parent("svg") is None)
+    title_tag = next(titles, None)
+    title = " ".join(title_tag.get_text().split()) if title_tag is not None else ""
     for tag in soup.find_all(_DROP):
         tag.decompose()
     for tag in soup.find_all(_is_hidden):

@@ -2,6 +2,7 @@
 
 Recognizes YAML front matter, ATX and setext headings, fenced code, pipe tables, bullet and
 numbered lists, thematic breaks and paragraphs; every block records the line it starts on.
+Pipe tables are re-rendered as `| a | b |` rows like every other format's tables.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 import textwrap
 
 from ragbench.models import ParsedDocument
-from ragbench.parsers.base import TextBuilder, group_rows
+from ragbench.parsers.base import TextBuilder, group_rows, pipe_row
 from ragbench.parsers.text import decode_text
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -21,7 +22,16 @@ _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 _LIST_START = re.compile(r"^ {0,3}(?:([-*+])|\d{1,9}[.)])[ \t]+\S")
 _TABLE_DELIM = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.IGNORECASE)
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a pipe-table row (escaped pipes kept), whitespace collapsed."""
+    line = line.strip()
+    line = line[1:] if line.startswith("|") else line
+    line = line[:-1] if line.endswith("|") and not line.endswith("\\|") else line
+    return [" ".join(cell.split()) for cell in _CELL_SPLIT.split(line)]
 
 
 class _Scanner:
@@ -79,13 +89,20 @@ class _Scanner:
         end = start + 2
         while end < len(self.lines) and self.lines[end].strip() and "|" in self.lines[end]:
             end += 1
-        rows = [line.strip() for line in self.lines[start:end]]
+        numbers = [start + 1, *range(start + 3, end + 1)]  # 1-based lines, delimiter row dropped
+        source = (self.lines[start], *self.lines[start + 2 : end])
+        rows = [pipe_row(_cells(line)) for line in source]
         for first, last in group_rows(rows):
-            self.builder.add("\n".join(rows[first:last]), "table", line_number=start + first + 1)
+            self.builder.add("\n".join(rows[first:last]), "table", row_number=first + 1,
+                             line_number=numbers[first])
         return end
 
     def list_block(self, start: int, bullet: bool) -> int:
         """Add the list starting at `start` (items, continuations, loose items); returns its end."""
+        def other_list(line: str) -> bool:
+            top = _LIST_START.match(line)
+            return top is not None and (top.group(1) is not None) != bullet
+
         end = start + 1
         while end < len(self.lines):
             line = self.lines[end]
@@ -95,11 +112,11 @@ class _Scanner:
                     ahead += 1
                 if ahead < len(self.lines) and (
                     _ITEM.match(self.lines[ahead]) or self.lines[ahead][:1] in {" ", "\t"}
-                ):
+                ) and not other_list(self.lines[ahead]):
                     end = ahead
                     continue
                 break
-            if not _ITEM.match(line) and (
+            if other_list(line) or not _ITEM.match(line) and (
                 _ATX.match(line) or _FENCE.match(line) or _BREAK.match(line)
             ):
                 break

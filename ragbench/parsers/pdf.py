@@ -1,11 +1,12 @@
 """PDF parser (pypdf): the text layer page by page, with headings and paragraphs.
 
 pypdf reports the font size of every text run; the document's body size is the one carrying
-the most characters, and short lines set at least 8% larger are headings (rotated text never is) (consecutive lines
-of one size merge; larger sizes rank higher). pypdf rarely emits blank lines, so a paragraph
-also ends after a line that closes a sentence and is clearly shorter than the page's full lines.
-Encrypted files are tried with the empty password (owner-password-only PDFs open that way);
-files with no text layer at all are reported as scanned/image-only, since there is no OCR here.
+the most characters, and short lines set at least 8% larger are headings (rotated text never
+is; consecutive lines of one size merge; larger sizes rank higher). pypdf rarely emits blank
+lines, so a paragraph also ends after a line that closes a sentence and is clearly shorter
+than the page's full lines. Encrypted files are tried with the empty password (owner-password-
+only PDFs open that way); files with no text layer at all are reported as scanned/image-only,
+since there is no OCR here.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `decode_text` turns bytes of unknown encoding into `str`: a byte-order mark decides first, then
 the NUL pattern of BOM-less UTF-16/32, then strict UTF-8; anything else goes to
 charset-normalizer, whose near-tied Latin guesses are resolved in favour of cp1252 (its usual
-pick, cp1250, turns Western text into mojibake such as "trčs" for "très").
+pick, cp1250, turns Western text into mojibake such as "trčs" for "très"). UTF-8 that was
+once mis-decoded and saved again ("â€“" for "–") is repaired.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _SAMPLE = 4096
 _DETECT_SAMPLE = 256 * 1024
 _HARMLESS_CONTROLS = frozenset(b"\t\n\r\f\v\x1b\x08")
+_LIST_LINE = re.compile(r"^\s*(?:([-*+\u2022\u25cf\u25aa])|\d{1,3}[.)])\s+\S")
 _CP1252_ONLY = frozenset(bytes(range(0x80, 0xA0)).decode("cp1252", errors="ignore"))
 _CONTINUATION = "[\u0080-\u00bf" + "".join(sorted(_CP1252_ONLY)) + "]"
 _MOJIBAKE = re.compile(
@@ -48,9 +50,9 @@ def _bomless_unicode(data: bytes) -> str | None:
     if len(sample) < 4 or 0 not in sample:
         return None
     shares = [_nul_share(sample[: len(sample) // 4 * 4], i, 4) for i in range(4)]
-    if min(shares[1:]) > 0.9 and shares[0] < 0.5:
+    if min(shares[2:]) > 0.9 and shares[0] < 0.5:  # the top byte pair of a code point is 0
         return "utf-32-le"
-    if min(shares[:3]) > 0.9 and shares[3] < 0.5:
+    if min(shares[:2]) > 0.9 and shares[3] < 0.5:
         return "utf-32-be"
     even, odd = _nul_share(sample, 0, 2), _nul_share(sample, 1, 2)
     if odd > 0.3 and even < 0.05:
@@ -68,11 +70,9 @@ def utf_encoding(data: bytes) -> str | None:
     guess = _bomless_unicode(data)
     if guess is None:
         return None
-    try:
-        data[: len(data) - len(data) % 4].decode(guess)
-    except UnicodeDecodeError:
-        return None
-    return guess
+    sample = data[:_SAMPLE].decode(guess, errors="replace").rstrip("\ufffd")  # cut mid-char
+    readable = sum((ch.isprintable() or ch.isspace()) and ch != "\ufffd" for ch in sample)
+    return guess if readable >= 0.95 * len(sample) else None
 
 
 def looks_binary(data: bytes) -> bool:
@@ -80,7 +80,7 @@ def looks_binary(data: bytes) -> bool:
     if utf_encoding(data) is not None:
         return False
     sample = data[:_SAMPLE]
-    if 0 in sample:
+    if sample.count(0) > len(sample) // 1000:  # tolerate a stray NUL in a long text
         return True
     controls = sum(1 for byte in sample if byte < 32 and byte not in _HARMLESS_CONTROLS)
     return controls > 0.05 * len(sample)
@@ -154,10 +154,20 @@ def paragraphs(text: str) -> Iterator[tuple[int, str]]:
         yield first, "\n".join(lines).strip()
 
 
+def list_style(paragraph: str) -> str | None:
+    """"bullet"/"numbered" when every line of `paragraph` is a list item, else None."""
+    matches = [_LIST_LINE.match(line) for line in paragraph.split("\n")]
+    if not all(matches):
+        return None
+    return "bullet" if matches[0] and matches[0].group(1) else "numbered"
+
+
 def parse(data: bytes) -> ParsedDocument:
     """Parse plain text: one block per blank-line separated paragraph, with line numbers."""
     text = decode_text(data)
     builder = TextBuilder()
     for number, (line, paragraph) in enumerate(paragraphs(text), start=1):
-        builder.add(paragraph, line_number=line, paragraph_number=number)
+        style = list_style(paragraph)
+        builder.add(paragraph, "list" if style else "text", line_number=line,
+                    paragraph_number=number, list_style=style)
     return builder.build("txt")
