@@ -67,6 +67,17 @@ class Unit:
 
 
 @dataclass
+class Planned:
+    """A parsed and chunked file waiting to be embedded and stored."""
+
+    result: FileResult
+    decision: Decision
+    units: list[Unit]
+    failures: list[FileResult]
+    started: float
+
+
+@dataclass
 class Decision:
     """What to do with a file and why."""
 
@@ -224,11 +235,10 @@ class Ingestor:
 
     # --- the whole thing ---------------------------------------------------------------------
 
-    def ingest(
-        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str,
-        progress: Progress | None = None,
-    ) -> list[FileResult]:
-        """Ingest one file; returns its result followed by its attachments' results."""
+    def plan(
+        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str
+    ) -> Planned | list[FileResult]:
+        """Decide, parse and chunk one file; returns final results when nothing is to store."""
         start = time.perf_counter()
         doc_id = compute_doc_id(source_id, file_hash(data))
         decision = self.decide(doc_id, source_id, lens)
@@ -244,21 +254,41 @@ class Ingestor:
             result.status, result.error, result.reason = "failed", str(e), ""
             result.seconds = time.perf_counter() - start
             return [result]
+        return Planned(result, decision, units, failures, start)
+
+    def finish(self, planned: Planned, progress: Progress | None = None) -> list[FileResult]:
+        """Embed (from the cache when warmed) and store a planned file atomically."""
+        result, units = planned.result, planned.units
         try:
-            self._store(units, decision.replaced, progress)
+            self._store(units, planned.decision.replaced, progress)
         except (IdCollisionError, sqlite3.IntegrityError) as e:
             result.status, result.error = "failed", f"id collision, nothing stored: {e}"
             return [result]
         result.chunks = len(units[0].chunks)
-        result.seconds = time.perf_counter() - start
+        result.seconds = time.perf_counter() - planned.started
         children = [
-            FileResult(path="/".join(u.record.path), status=decision.action,
+            FileResult(path="/".join(u.record.path), status=result.status,
                        doc_id=u.record.doc_id, source_id=u.record.source_id,
                        chunks=len(u.chunks), reason="attachment",
                        parent_doc_id=u.record.parent_doc_id)
             for u in units[1:] if u.record.status == "indexed"
         ]
-        return [result, *children, *failures]
+        return [result, *children, *planned.failures]
+
+    def ingest(
+        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str,
+        progress: Progress | None = None,
+    ) -> list[FileResult]:
+        """Ingest one file; returns its result followed by its attachments' results."""
+        planned = self.plan(data, name, source_id, lens, shown)
+        return planned if isinstance(planned, list) else self.finish(planned, progress)
+
+    def warm(self, plans: list[Planned], progress: Progress | None = None) -> None:
+        """Embed the chunks of several planned files in one batch (fills the cache)."""
+        texts = [c.embedding_text for p in plans for u in p.units for c in u.chunks]
+        if texts:
+            report = (lambda done, total: progress("embed", done, total)) if progress else None
+            self._embedder().embed(texts, progress=report)
 
     def _store_failure(
         self, data: bytes, name: str, source_id: str, doc_id: str, decision: Decision, error: str

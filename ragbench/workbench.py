@@ -16,8 +16,8 @@ from typing import Any
 
 from ragbench.config import Settings, load_settings
 from ragbench.embeddings import CachedEmbedder, make_embedder
-from ragbench.ids import normalize_source_id
-from ragbench.ingest import Ingestor, Progress
+from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
+from ragbench.ingest import Ingestor, Planned, Progress
 from ragbench.models import FileResult, IngestReport, SearchHit
 from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import ChromaVectors
@@ -109,20 +109,65 @@ class Workbench:
         files, results = collect_files(paths)
         own = self.workspace.resolve()  # never ingest the workspace's own database files
         files = [f for f in files if not f.resolve().is_relative_to(own)]
-        for done, path in enumerate(files, 1):
+        def load(path: Path) -> tuple[bytes, str, str, str] | FileResult:
             base = Path(root) if root else _default_root(path)
-            source_id = normalize_source_id(path, base)
             try:
                 data = path.read_bytes()
             except OSError as e:
-                results.append(FileResult(path=str(path), status="failed",
-                                          error=f"cannot read file: {e.strerror or e}"))
-            else:
-                results += self.ingestor.ingest(data, path.name, source_id, lens, str(path),
-                                                progress)
-            if file_progress:
-                file_progress(str(path), done, len(files))
+                return FileResult(path=str(path), status="failed",
+                                  error=f"cannot read file: {e.strerror or e}")
+            return data, path.name, normalize_source_id(path, base), str(path)
+
+        results += self._ingest_items(
+            [load(p) for p in files], lens, progress, file_progress
+        )
         return _report(results, started)
+
+    def _ingest_items(
+        self,
+        items: Sequence[tuple[bytes, str, str, str] | FileResult],
+        lens: str | None,
+        progress: Progress | None,
+        file_progress: FileProgress | None,
+        group: int = 32,
+    ) -> list[FileResult]:
+        """Plan files in groups, embed each group's chunks in one batch, then store each file."""
+        results: list[FileResult] = []
+        seen: set[tuple[str, str]] = set()
+        plans: list[Planned | list[FileResult]] = []
+        sources: set[str] = set()
+        done: list[str] = []
+        total = len(items)
+
+        def flush() -> None:
+            self.ingestor.warm([p for p in plans if isinstance(p, Planned)], progress)
+            for plan in plans:
+                out = plan if isinstance(plan, list) else self.ingestor.finish(plan, progress)
+                results.extend(out)
+                done.append(out[0].path)
+                if file_progress:
+                    file_progress(out[0].path, len(done), total)
+            plans.clear()
+            sources.clear()
+
+        for item in items:
+            if isinstance(item, FileResult):
+                plans.append([item])
+                continue
+            data, name, source_id, shown = item
+            key = (source_id, file_hash(data))
+            if key in seen:  # the same file twice in one call
+                plans.append([FileResult(path=shown, status="skipped", source_id=source_id,
+                                         doc_id=compute_doc_id(*key),
+                                         reason="duplicate in this batch")])
+                continue
+            if source_id in sources or len(plans) >= group:
+                flush()  # a new version of a source planned in this group: store that first
+            seen.add(key)
+            sources.add(source_id)
+            plans.append(self.ingestor.plan(data, name, source_id, lens, shown))
+        flush()
+        return results
 
     def ingest_bytes(
         self,
@@ -134,13 +179,11 @@ class Workbench:
     ) -> IngestReport:
         """Ingest in-memory files (uploads); source_id is `prefix/name`, lower-cased."""
         started = time.perf_counter()
-        results: list[FileResult] = []
-        for done, (name, data) in enumerate(items, 1):
+        loaded: list[tuple[bytes, str, str, str] | FileResult] = []
+        for name, data in items:
             clean = Path(name.replace("\\", "/")).name or "upload"
-            source_id = f"{prefix}/{clean}".strip("/").lower()
-            results += self.ingestor.ingest(data, clean, source_id, lens, clean, progress)
-            if file_progress:
-                file_progress(clean, done, len(items))
+            loaded.append((data, clean, f"{prefix}/{clean}".strip("/").lower(), clean))
+        results = self._ingest_items(loaded, lens, progress, file_progress)
         return _report(results, started)
 
     # --- reading -----------------------------------------------------------------------------
