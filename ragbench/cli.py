@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.config import DEFAULT_WORKSPACE, SettingsError, load_settings
+from ragbench.models import CHUNK_TYPES, SearchFilters
+from ragbench.retrieval import MODES
 
 EPILOG = (
     "Workspace: --workspace DIR, else $RAGBENCH_WORKSPACE, else ./data. Settings are read from "
@@ -69,10 +71,18 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", parents=[common], help="ranked chunks for a query")
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--mode", choices=["fts", "vector"],
-                   help="default: the search_mode setting (fts)")
-    p.add_argument("--top-k", type=int, help="number of chunks (default: the top_k setting, 10)")
-    p.add_argument("--lens", help="only chunks of this lens")
+    _retrieval_options(p)
+
+    p = sub.add_parser("eval", parents=[common], help="measure retrieval on a benchmark",
+                       description="Ingest a BEIR-format dataset (corpus.jsonl, queries.jsonl, "
+                       "qrels/test.tsv) into WORKSPACE/eval/<name> (reused between runs) and "
+                       "print nDCG@10, recall@10/100, MRR@10 and query latency per mode.")
+    p.add_argument("kind", choices=["beir"], help="dataset format")
+    p.add_argument("dataset", metavar="DATASET_DIR")
+    p.add_argument("--mode", action="append", choices=["fts", "vector", "hybrid"],
+                   help="mode to evaluate (repeatable; default: fts, vector and hybrid)")
+    p.add_argument("--top-k", type=int, default=100, help="chunks retrieved per query (100)")
+    p.add_argument("--limit", type=int, help="only the first N queries")
 
     p = sub.add_parser("delete", parents=[common], help="delete a document and its attachments")
     p.add_argument("doc_id", metavar="DOC_ID")
@@ -84,6 +94,26 @@ def _parser() -> argparse.ArgumentParser:
                        help="check catalog, FTS and Chroma agree; repair drift")
     p.add_argument("--check-only", action="store_true", help="report without repairing")
     return parser
+
+
+def _retrieval_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by `search` and `ask`."""
+    p.add_argument("--mode", choices=list(MODES),
+                   help="retrieval mode (default: the search_mode setting, hybrid)")
+    p.add_argument("--top-k", type=int, help="number of chunks (default: the top_k setting, 10)")
+    p.add_argument("--lens", action="append", help="only this lens (repeatable)")
+    p.add_argument("--chunk-type", action="append", choices=list(CHUNK_TYPES),
+                   help="only this chunk type (repeatable)")
+    p.add_argument("--doc", action="append", metavar="DOC_ID", help="only this document")
+    p.add_argument("--source", action="append", metavar="SOURCE_ID", help="only this source")
+    p.add_argument("--fts-level", choices=["chunk", "media"],
+                   help="FTS granularity (default: the fts_level setting, chunk)")
+
+
+def _filters(args: argparse.Namespace) -> SearchFilters | None:
+    filters = SearchFilters(lenses=args.lens, chunk_types=args.chunk_type, doc_ids=args.doc,
+                            source_ids=args.source)
+    return None if filters.is_empty() else filters
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
@@ -189,7 +219,8 @@ def _cmd_show(wb: Any, args: argparse.Namespace) -> int:
 
 
 def _cmd_search(wb: Any, args: argparse.Namespace) -> int:
-    hits = wb.search(args.query, mode=args.mode, top_k=args.top_k, lens=args.lens)
+    hits = wb.search(args.query, mode=args.mode, top_k=args.top_k, filters=_filters(args),
+                     fts_level=args.fts_level)
     payload = {"query": args.query, "mode": args.mode or wb.settings.search_mode,
                "hits": [h.model_dump() for h in hits]}
     lines = [
@@ -198,6 +229,26 @@ def _cmd_search(wb: Any, args: argparse.Namespace) -> int:
         for h in hits
     ] or ["no results"]
     _emit(args, payload, "\n".join(lines))
+    return 0
+
+
+def _cmd_eval(wb: Any, args: argparse.Namespace) -> int:
+    from ragbench.eval import EvalError, run_beir
+
+    on_file, _ = _progress_bars(args, 0)
+    try:
+        modes = args.mode or ["fts", "vector", "hybrid"]
+        result = run_beir(wb.workspace, Path(args.dataset), modes, args.top_k, wb.settings,
+                          on_file, args.limit)
+    except EvalError as e:
+        _emit(args, {"error": str(e)}, f"error: {e}")
+        return 1
+    lines = [f"{result['dataset']}: {result['documents']} documents, {result['chunks']} chunks"]
+    for mode, m in result["modes"].items():
+        lines.append(f"  {mode:<8} nDCG@10 {m['ndcg@10']:.4f}  R@10 {m['recall@10']:.4f}  "
+                     f"R@100 {m['recall@100']:.4f}  MRR@10 {m['mrr@10']:.4f}  "
+                     f"p50 {m['latency_ms_p50']} ms  p95 {m['latency_ms_p95']} ms")
+    _emit(args, result, "\n".join(lines))
     return 0
 
 
@@ -230,6 +281,7 @@ def _cmd_doctor(wb: Any, args: argparse.Namespace) -> int:
 COMMANDS = {
     "ingest": _cmd_ingest, "load-samples": _cmd_load_samples, "stats": _cmd_stats,
     "show": _cmd_show, "search": _cmd_search, "delete": _cmd_delete, "clear": _cmd_clear,
+    "eval": _cmd_eval,
     "doctor": _cmd_doctor,
 }
 

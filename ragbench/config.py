@@ -43,8 +43,18 @@ class Settings(BaseModel):
     openai_base_url: str = Field("", description="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
     openai_api_key: str = Field("", description="API key (or OPENAI_API_KEY)", repr=False)
     openai_timeout: float = Field(30.0, gt=0, le=600)
-    search_mode: Literal["fts", "vector"] = "fts"
+    search_mode: Literal["fts", "vector", "hybrid", "balanced", "graph"] = "hybrid"
     top_k: int = Field(10, ge=1, le=1000)
+    fts_level: Literal["chunk", "media"] = Field(
+        "chunk", description="FTS granularity: chunk text, or whole documents (specs/003)"
+    )
+    chunks_per_lens: int = Field(5, ge=1, le=100, description="balanced mode: chunks per lens")
+    hybrid_fusion: Literal["rrf", "score"] = "rrf"
+    hybrid_vector_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="weight of the vector list in hybrid fusion"
+    )
+    rrf_k: int = Field(60, ge=1, le=1000, description="RRF constant k")
+    hybrid_candidates: int = Field(100, ge=10, le=2000, description="depth of each fused list")
     max_upload_mb: int = Field(200, ge=1, le=4096)
 
     @model_validator(mode="after")

@@ -142,13 +142,14 @@ class IngestReport(BaseModel):
     seconds: float
 
 
-class SearchHit(BaseModel):
-    """One ranked chunk with the metadata needed to cite it."""
+class RetrievalResult(BaseModel):
+    """One ranked chunk with the citation metadata of specs/004 (and links to view it)."""
 
     chunk_id: str
     doc_id: str
     source_id: str
     source_title: str | None
+    source_uri: str | None = None
     file_name: str
     lens: str
     chunk_index: int
@@ -164,3 +165,24 @@ class SearchHit(BaseModel):
     score: float
     rank: int
     mode: str
+    distance: float | None = None
+    download_url: str | None = None
+    view_url: str | None = None
+    archive_url: str | None = None
+
+
+SearchHit = RetrievalResult
+"""Older name of `RetrievalResult`, kept for callers of the first CLI release."""
+
+
+class SearchFilters(BaseModel):
+    """Restrictions applied by every retrieval mode (all optional, combined with AND)."""
+
+    lenses: list[str] | None = None
+    chunk_types: list[ChunkType] | None = None
+    doc_ids: list[str] | None = None
+    source_ids: list[str] | None = None
+
+    def is_empty(self) -> bool:
+        """True when nothing is filtered."""
+        return not (self.lenses or self.chunk_types or self.doc_ids or self.source_ids)

@@ -18,11 +18,12 @@ from ragbench.config import Settings, load_settings
 from ragbench.embeddings import CachedEmbedder, make_embedder
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
 from ragbench.ingest import Ingestor, Planned, Progress
-from ragbench.models import FileResult, IngestReport, SearchHit
+from ragbench.models import FileResult, IngestReport, RetrievalResult, SearchFilters
+from ragbench.retrieval import MODES, RetrievalError, Retriever
 from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import ChromaVectors
 
-SEARCH_MODES = ("fts", "vector")
+SEARCH_MODES = MODES
 
 FileProgress = Callable[[str, int, int], None]
 """file_progress(path, done, total) — called after each top-level file."""
@@ -66,6 +67,9 @@ class Workbench:
             self.files_dir,
         )
         self._sweep_files()
+        self.retriever = Retriever(
+            self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
+        )
 
     def _stray_file_dirs(self) -> list[str]:
         """Folders under files/ whose document is not in the catalog (a crash leftover)."""
@@ -211,39 +215,23 @@ class Workbench:
         }
 
     def search(
-        self, query: str, mode: str | None = None, top_k: int | None = None, lens: str | None = None
-    ) -> list[SearchHit]:
-        """Ranked chunks for `query` by FTS5 bm25 or vector similarity."""
-        mode = mode or self.settings.search_mode
-        k = top_k or self.settings.top_k
-        if mode not in SEARCH_MODES:
-            raise WorkbenchError(f"unknown search mode {mode!r}; choose one of {SEARCH_MODES}")
-        if not query.strip():
-            raise WorkbenchError("the query is empty")
-        if mode == "fts":
-            scored = self.catalog.fts_search(query, k, lens)
-        else:
-            vector = self.embedder.embed([query])[0]
-            raw = self.vectors.query(vector, k * 2, {"lens": lens} if lens else None)
-            scored = raw
-        rows = self.catalog.get_chunks([cid for cid, _ in scored])
-        hits: list[SearchHit] = []
-        for cid, score in scored:
-            row = rows.get(cid)
-            if row is None:  # an orphan vector (crash leftover) never reaches the user
-                continue
-            hits.append(SearchHit(
-                chunk_id=cid, doc_id=row["doc_id"], source_id=row["source_id"],
-                source_title=row["source_title"], file_name=row["file_name"], lens=row["lens"],
-                chunk_index=row["chunk_index"], total_chunks=row["total_chunks"],
-                chunk_type=row["chunk_type"], section_path=row["section_path"],
-                page_number=row["page_number"], line_from=row["line_from"],
-                line_to=row["line_to"], start_char=row["start_char"], end_char=row["end_char"],
-                text=row["text"], score=round(score, 6), rank=len(hits) + 1, mode=mode,
-            ))
-            if len(hits) == k:
-                break
-        return hits
+        self,
+        query: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        lens: str | None = None,
+        filters: SearchFilters | None = None,
+        fts_level: str | None = None,
+    ) -> list[RetrievalResult]:
+        """Ranked chunks for `query` in any retrieval mode (see `ragbench.retrieval`)."""
+        if lens:
+            filters = (filters or SearchFilters()).model_copy(
+                update={"lenses": [*((filters.lenses or []) if filters else []), lens]}
+            )
+        try:
+            return self.retriever.search(query, mode, top_k, filters, fts_level)
+        except RetrievalError as e:
+            raise WorkbenchError(str(e)) from e
 
     # --- maintenance -------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.models import Chunk, DocumentRecord
+from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -34,6 +34,26 @@ _CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
     "paragraph_number", "list_style", "code_language",
 )
+
+
+def _filter_sql(filters: SearchFilters | None, lens: str | None) -> tuple[str, list[Any]]:
+    """An `AND ...` clause over chunks `c` / documents `d` with its bound parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    lenses = list(filters.lenses or []) if filters else []
+    if lens:
+        lenses.append(lens)
+    pairs: list[tuple[str, list[Any]]] = [
+        ("c.lens", lenses),
+        ("c.chunk_type", list(filters.chunk_types or []) if filters else []),
+        ("c.doc_id", list(filters.doc_ids or []) if filters else []),
+        ("d.source_id", list(filters.source_ids or []) if filters else []),
+    ]
+    for column, values in pairs:
+        if values:
+            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+            params += values
+    return "".join(f" AND {c}" for c in clauses), params
 
 
 def now_iso() -> str:
@@ -61,6 +81,10 @@ class Catalog:
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+            if tx.execute("SELECT 1 FROM meta WHERE key = 'documents_fts'").fetchone() is None:
+                # workspaces made before the document-level index existed: fill it once
+                tx.execute("INSERT INTO documents_fts(documents_fts) VALUES ('rebuild')")
+                tx.execute("INSERT INTO meta(key, value) VALUES ('documents_fts', '1')")
             tx.executemany(
                 "INSERT OR IGNORE INTO ingest_versions(version, description, breaking_changes) "
                 "VALUES (?, ?, ?)",
@@ -254,23 +278,68 @@ class Catalog:
         rows = self.get_chunks(chunk_ids)
         return [(cid, row["embedding_text"], row) for cid, row in rows.items()]
 
-    def fts_search(self, query: str, k: int, lens: str | None = None) -> list[tuple[str, float]]:
-        """(chunk_id, bm25 score, higher is better) of the best `k` chunks for `query`."""
+    def fts_search(
+        self,
+        query: str,
+        k: int,
+        lens: str | None = None,
+        filters: SearchFilters | None = None,
+        level: str = "chunk",
+    ) -> list[tuple[str, float]]:
+        """(chunk_id, bm25 score, higher is better) of the best `k` chunks for `query`.
+
+        `level="media"` ranks whole documents (specs/003 media-level FTS) and returns the best
+        matching chunk of each, so results stay citable.
+        """
         match = fts_query(query)
         if not match:
             return []
+        if level == "media":
+            doc_filters = filters.model_copy(update={"chunk_types": None}) if filters else None
+            where, params = _filter_sql(doc_filters, lens)
+            types = list(filters.chunk_types or []) if filters else []
+            type_sql = f" AND c.chunk_type IN ({','.join('?' * len(types))})" if types else ""
+            docs = self.conn.execute(
+                "SELECT d.doc_id, -bm25(documents_fts) AS score FROM documents_fts "  # noqa: S608
+                "JOIN documents d ON d.rowid = documents_fts.rowid "
+                f"WHERE documents_fts MATCH ? AND d.status = 'indexed' {where.replace('c.', 'd.')}"
+                " ORDER BY bm25(documents_fts) LIMIT ?",
+                [match, *params, k],
+            ).fetchall()
+            out = []
+            for doc_id, score in docs:
+                best = self.conn.execute(
+                    "SELECT c.chunk_id FROM chunks_fts JOIN chunks c "  # noqa: S608
+                    "ON c.rowid = chunks_fts.rowid "
+                    f"WHERE chunks_fts MATCH ? AND c.doc_id = ?{type_sql} "
+                    "ORDER BY bm25(chunks_fts) LIMIT 1",
+                    (match, doc_id, *types),
+                ).fetchone()
+                if best is None:  # the words span chunks: cite the first chunk
+                    best = self.conn.execute(
+                        f"SELECT c.chunk_id FROM chunks c WHERE c.doc_id = ?{type_sql} "  # noqa: S608
+                        "ORDER BY c.chunk_index LIMIT 1",
+                        (doc_id, *types),
+                    ).fetchone()
+                if best is not None:
+                    out.append((str(best[0]), float(score)))
+            return out
+        where, params = _filter_sql(filters, lens)
         sql = (
-            "SELECT c.chunk_id, -bm25(chunks_fts) AS score FROM chunks_fts "
+            "SELECT c.chunk_id, -bm25(chunks_fts) AS score FROM chunks_fts "  # noqa: S608
             "JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN documents d USING (doc_id) "
-            "WHERE chunks_fts MATCH ? AND d.status = 'indexed'"
+            f"WHERE chunks_fts MATCH ? AND d.status = 'indexed' {where} "
+            "ORDER BY bm25(chunks_fts) LIMIT ?"
         )
-        params: list[Any] = [match]
-        if lens:
-            sql += " AND c.lens = ?"
-            params.append(lens)
-        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
-        params.append(k)
-        return [(r[0], float(r[1])) for r in self.conn.execute(sql, params).fetchall()]
+        rows = self.conn.execute(sql, [match, *params, k]).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def lenses(self) -> list[str]:
+        """Lenses that have indexed chunks."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT c.lens FROM chunks c JOIN documents d USING (doc_id) "
+            "WHERE d.status = 'indexed' ORDER BY c.lens"
+        )]
 
     def fts_integrity(self) -> bool:
         """True when the FTS index matches the chunks table."""

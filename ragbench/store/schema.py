@@ -95,6 +95,21 @@ CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF text ON chunks BEGIN
     INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
 END;
 
+CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5(
+    text, content='documents', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS documents_ai AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS documents_ad AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts(documents_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS documents_au AFTER UPDATE OF text ON documents BEGIN
+    INSERT INTO documents_fts(documents_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+
 CREATE TABLE IF NOT EXISTS embedding_cache (
     model_id TEXT NOT NULL,
     text_hash TEXT NOT NULL,
