@@ -73,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("query", metavar="QUERY")
     _retrieval_options(p)
 
+    p = sub.add_parser("ask", parents=[common], help="a grounded answer with citations",
+                       description="Retrieve, answer (extractive by default, or an OpenAI-"
+                       "compatible model) and validate every citation against what was retrieved.")
+    p.add_argument("question", metavar="QUESTION")
+    _retrieval_options(p)
+    p.add_argument("--llm", choices=["extractive", "openai"],
+                   help="answer backend (default: the llm_backend setting, extractive)")
+    p.add_argument("--save", action="store_true", help="save the answer")
+
+    sub.add_parser("answers", parents=[common], help="list saved answers")
+
     p = sub.add_parser("eval", parents=[common], help="measure retrieval on a benchmark",
                        description="Ingest a BEIR-format dataset (corpus.jsonl, queries.jsonl, "
                        "qrels/test.tsv) into WORKSPACE/eval/<name> (reused between runs) and "
@@ -232,6 +243,32 @@ def _cmd_search(wb: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ask(wb: Any, args: argparse.Namespace) -> int:
+    response = wb.ask(args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args),
+                      llm=args.llm, save=args.save)
+    lines = [response.answer, ""]
+    for s in response.sources:
+        if s.cited:
+            where = f" p.{s.page}" if s.page else ""
+            lines.append(f"[{s.number}] {s.sourceId}{where} #{s.chunkIndex}  (C:{s.id})")
+    if response.invalid_citations:
+        lines.append(f"removed invalid citations: {', '.join(response.invalid_citations)}")
+    if response.fallback_reason:
+        lines.append(f"LLM unavailable, answered extractively: {response.fallback_reason}")
+    if response.answer_id:
+        lines.append(f"saved as {response.answer_id}")
+    _emit(args, response.model_dump(), "\n".join(lines))
+    return 0
+
+
+def _cmd_answers(wb: Any, args: argparse.Namespace) -> int:
+    answers = wb.saved_answers()
+    payload = {"answers": [a.model_dump() for a in answers]}
+    text = "\n".join(f"{a.answer_id}  {a.question}" for a in answers) or "no saved answers"
+    _emit(args, payload, text)
+    return 0
+
+
 def _cmd_eval(wb: Any, args: argparse.Namespace) -> int:
     from ragbench.eval import EvalError, run_beir
 
@@ -281,7 +318,7 @@ def _cmd_doctor(wb: Any, args: argparse.Namespace) -> int:
 COMMANDS = {
     "ingest": _cmd_ingest, "load-samples": _cmd_load_samples, "stats": _cmd_stats,
     "show": _cmd_show, "search": _cmd_search, "delete": _cmd_delete, "clear": _cmd_clear,
-    "eval": _cmd_eval,
+    "eval": _cmd_eval, "ask": _cmd_ask, "answers": _cmd_answers,
     "doctor": _cmd_doctor,
 }
 

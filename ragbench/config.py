@@ -55,6 +55,13 @@ class Settings(BaseModel):
     )
     rrf_k: int = Field(60, ge=1, le=1000, description="RRF constant k")
     hybrid_candidates: int = Field(100, ge=10, le=2000, description="depth of each fused list")
+    llm_backend: Literal["extractive", "openai"] = "extractive"
+    llm_model: str = Field("gpt-4o-mini", description="chat model name for the openai backend")
+    llm_fallback: bool = Field(
+        True, description="answer extractively when the openai endpoint fails"
+    )
+    llm_max_tokens: int = Field(512, ge=16, le=8192)
+    answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
     max_upload_mb: int = Field(200, ge=1, le=4096)
 
     @model_validator(mode="after")
@@ -82,6 +89,10 @@ def _coerce_env(name: str, raw: str) -> Any:
         return int(raw)
     if field.annotation is float:
         return float(raw)
+    if field.annotation is bool:
+        if raw.strip().lower() not in ("1", "0", "true", "false", "yes", "no"):
+            raise ValueError(raw)
+        return raw.strip().lower() in ("1", "true", "yes")
     return raw
 
 

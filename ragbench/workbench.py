@@ -7,6 +7,8 @@ A workspace directory holds `catalog.sqlite` (the truth), `chroma/` (vectors, de
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -14,10 +16,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ragbench.answer import Answerer, ChatResponse
 from ragbench.config import Settings, load_settings
 from ragbench.embeddings import CachedEmbedder, make_embedder
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
 from ragbench.ingest import Ingestor, Planned, Progress
+from ragbench.llm import LLMError
 from ragbench.models import FileResult, IngestReport, RetrievalResult, SearchFilters
 from ragbench.retrieval import MODES, RetrievalError, Retriever
 from ragbench.store.catalog import Catalog
@@ -70,6 +74,7 @@ class Workbench:
         self.retriever = Retriever(
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
         )
+        self.answerer = Answerer(self.retriever, self.settings)
 
     def _stray_file_dirs(self) -> list[str]:
         """Folders under files/ whose document is not in the catalog (a crash leftover)."""
@@ -232,6 +237,65 @@ class Workbench:
             return self.retriever.search(query, mode, top_k, filters, fts_level)
         except RetrievalError as e:
             raise WorkbenchError(str(e)) from e
+
+    def ask(
+        self,
+        question: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        llm: str | None = None,
+        save: bool = False,
+    ) -> ChatResponse:
+        """A grounded answer with validated citations, sources and references."""
+        if not question.strip():
+            raise WorkbenchError("the question is empty")
+        try:
+            response = self.answerer.ask(question, mode, top_k, filters, llm)
+        except RetrievalError as e:
+            raise WorkbenchError(str(e)) from e
+        except LLMError as e:
+            raise WorkbenchError(f"LLM failed and llm_fallback is off: {e}") from e
+        if save:
+            self.save_answer(response)
+        return response
+
+    def save_answer(self, response: ChatResponse) -> str:
+        """Store an answer (question, text, sources with their passages, references)."""
+        if response.answer_id is None:
+            key = f"{response.question}\n{time.time_ns()}"
+            response.answer_id = hashlib.sha256(key.encode()).hexdigest()[:12]
+        self.catalog.save_answer(
+            response.answer_id, response.question, response.model_dump_json(),
+            json.dumps(self.settings.model_dump(exclude={"openai_api_key"})),
+        )
+        return response.answer_id
+
+    def saved_answers(self, limit: int = 100) -> list[ChatResponse]:
+        """Saved answers, newest first."""
+        return [ChatResponse.model_validate_json(r["response"])
+                for r in self.catalog.list_answers(limit)]
+
+    def resolve_citation(self, chunk_id: str) -> dict[str, Any]:
+        """A cited chunk: live from the catalog, else the passage archived with a saved answer.
+
+        Re-ingesting a changed document replaces its chunks; saved answers keep resolving
+        because each stores its sources' passages (text, document, offsets) when saved.
+        """
+        rows = self.catalog.get_chunks([chunk_id])
+        if chunk_id in rows:
+            row = rows[chunk_id]
+            return {"status": "live", "chunk_id": chunk_id, "doc_id": row["doc_id"],
+                    "text": row["text"], "start_char": row["start_char"],
+                    "end_char": row["end_char"], "source_id": row["source_id"]}
+        for answer in self.saved_answers(limit=10_000):
+            for source in answer.sources:
+                if source.id == chunk_id:
+                    return {"status": "archived", "chunk_id": chunk_id,
+                            "doc_id": source.documentId, "text": source.chunkText,
+                            "start_char": source.startChar, "end_char": source.endChar,
+                            "source_id": source.sourceId, "answer_id": answer.answer_id}
+        raise WorkbenchError(f"unknown chunk id {chunk_id!r}")
 
     # --- maintenance -------------------------------------------------------------------------
 

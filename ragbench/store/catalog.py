@@ -398,6 +398,34 @@ class Catalog:
             "per_format": per_format,
         }
 
+    # --- saved answers -----------------------------------------------------------------------
+
+    def save_answer(self, answer_id: str, question: str, response: str, settings: str) -> None:
+        """Insert or replace a saved answer (JSON strings)."""
+        stamp = now_iso()
+        with self.transaction() as tx:
+            tx.execute(
+                "INSERT INTO answers(answer_id, question, response, settings, created_at, "
+                "updated_at) VALUES (?,?,?,?,?,?) ON CONFLICT(answer_id) DO UPDATE SET "
+                "response = excluded.response, settings = excluded.settings, "
+                "updated_at = excluded.updated_at",
+                (answer_id, question, response, settings, stamp, stamp),
+            )
+
+    def list_answers(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Saved answers, newest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM answers ORDER BY updated_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def get_answer(self, answer_id: str) -> dict[str, Any] | None:
+        """One saved answer."""
+        row = self.conn.execute(
+            "SELECT * FROM answers WHERE answer_id = ?", (answer_id,)
+        ).fetchone()
+        return dict(row) if row else None
+
     # --- embedding cache (implements ragbench.embeddings.EmbeddingCache) --------------------
 
     def get_embeddings(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:

@@ -110,6 +110,15 @@ CREATE TRIGGER IF NOT EXISTS documents_au AFTER UPDATE OF text ON documents BEGI
     INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
 END;
 
+CREATE TABLE IF NOT EXISTS answers (
+    answer_id TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    response TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS embedding_cache (
     model_id TEXT NOT NULL,
     text_hash TEXT NOT NULL,
