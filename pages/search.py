@@ -5,7 +5,7 @@ import streamlit as st
 wb = st.session_state["workbench"]
 st.title("Search")
 query = st.text_input("Query")
-mode = st.radio("Mode", ["fts", "vector"], horizontal=True)
+mode = st.radio("Mode", ["hybrid", "fts", "vector", "balanced"], horizontal=True)
 top_k = st.slider("Results", 1, 50, 10)
 if query.strip():
     hits = wb.search(query, mode=mode, top_k=top_k)
