@@ -50,7 +50,7 @@ samples: install
 	$(BIN)/ragbench --workspace $(WORKSPACE) load-samples data/samples
 
 run: samples
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	RAGBENCH_WORKSPACE=$(WORKSPACE) $(BIN)/streamlit run app.py --server.port $(PORT)
 
 bench: install-dev
 	$(BIN)/python benchmarks/bench_ingest.py
