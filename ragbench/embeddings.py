@@ -239,7 +239,7 @@ class CachedEmbedder:
         self.misses += len(missing)
         if missing:
             by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
-            step = 64
+            step = 256  # large calls let the model sort by length and pad less
             for i in range(0, len(missing), step):
                 batch = missing[i : i + step]
                 vectors = self.inner.embed([by_hash[h] for h in batch])
