@@ -36,6 +36,7 @@ def main() -> None:
             st.Page("pages/library.py", title="Library", icon=":material/folder_open:",
                     default=True),
             st.Page("pages/ingest.py", title="Ingest", icon=":material/upload_file:"),
+            st.Page("pages/chat.py", title="Chat", icon=":material/chat:"),
             st.Page("pages/search.py", title="Search", icon=":material/search:"),
         ]
     )

@@ -8,7 +8,7 @@ from ragbench.workbench import Workbench
 from ..conftest import ROOT, SAMPLES
 
 pytestmark = pytest.mark.integration
-PAGES = ["pages/library.py", "pages/ingest.py", "pages/search.py"]
+PAGES = ["pages/library.py", "pages/ingest.py", "pages/search.py", "pages/chat.py"]
 
 
 def run_page(workspace, page):
@@ -51,3 +51,17 @@ def test_search_page_shows_hits_as_text(demo_ws, monkeypatch):
     at.text_input[0].input("Postgres 16 migration").run()
     assert not at.exception
     assert any("Postgres" in t.value for t in at.text)
+
+
+def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = run_page(demo_ws, "pages/chat.py")
+    at.chat_input[0].set_value("When does the Postgres 16 migration finish?").run()
+    assert not at.exception, at.exception
+    answer = at.text[1].value
+    assert "[1]" in answer
+    at.button(key="cite-0-0").click().run()
+    assert not at.exception, at.exception
+    assert at.code, "the cited passage is shown"
+    cited = at.session_state["chat_history"][0][1]["sources"][0]
+    assert at.code[0].value.strip() == cited["chunkText"].strip()
