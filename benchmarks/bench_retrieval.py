@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT))
 
 from ragbench.config import Settings  # noqa: E402
 from ragbench.eval import doc_ranking, evaluate, load_beir, run_beir  # noqa: E402
-from ragbench.models import SearchFilters  # noqa: E402
 from ragbench.retrieval import Retriever  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
 
@@ -60,7 +59,7 @@ def sweep_hybrid(wb: Workbench, queries: dict, qrels: dict, prefix: str, lens: s
     variants: dict[str, dict[str, Any]] = {}
     grid = [("rrf", k, w) for k in (10, 60) for w in (0.3, 0.5, 0.7)]
     grid += [("score", 0, w) for w in (0.3, 0.5, 0.7)]
-    filters = SearchFilters(lenses=[lens])
+    filters = None
     for fusion, k, w in grid:
         update: dict[str, Any] = {"hybrid_fusion": fusion, "hybrid_vector_weight": w}
         if k:

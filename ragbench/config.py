@@ -49,7 +49,7 @@ class Settings(BaseModel):
         "chunk", description="FTS granularity: chunk text, or whole documents (specs/003)"
     )
     chunks_per_lens: int = Field(5, ge=1, le=100, description="balanced mode: chunks per lens")
-    hybrid_fusion: Literal["rrf", "score"] = "rrf"
+    hybrid_fusion: Literal["rrf", "score"] = "score"
     hybrid_vector_weight: float = Field(
         0.5, ge=0.0, le=1.0, description="weight of the vector list in hybrid fusion"
     )

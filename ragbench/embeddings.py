@@ -228,6 +228,10 @@ class CachedEmbedder:
         """Vector dimension of the wrapped model."""
         return self.inner.dim
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """A query vector, computed fresh: queries are not worth a row in the cache."""
+        return self.inner.embed([text])[0]
+
     def embed(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray:

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ragbench.config import Settings
-from ragbench.models import SearchFilters
 
 
 class EvalError(ValueError):
@@ -156,7 +155,7 @@ def run_beir(
         "top_k": top_k,
         "modes": {},
     }
-    filters = SearchFilters(lenses=[dataset])
+    filters = None  # the eval workspace holds this dataset only
     wb.search("warm up", mode="vector", top_k=1)  # model and index load outside the timings
     for mode in modes:
         def search(text: str, mode: str = mode) -> list[tuple[str, float]]:

@@ -31,10 +31,10 @@ class RetrievalError(ValueError):
 
 
 class QueryEmbedder(Protocol):
-    """Anything that embeds texts (the cached embedder in practice)."""
+    """Anything that embeds a query (the cached embedder in practice)."""
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for texts."""
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of one query."""
         ...
 
 
@@ -122,7 +122,7 @@ class Retriever:
     def _vector(
         self, query: str, k: int, filters: SearchFilters | None
     ) -> list[tuple[str, float]]:
-        vector = self._embedder().embed([query])[0]
+        vector = self._embedder().embed_query(query)
         where = _chroma_where(filters)
         # over-fetch: source filters and orphan vectors are removed when resolving
         depth = k * 3 if filters and filters.source_ids else k + 10

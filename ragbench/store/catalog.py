@@ -23,6 +23,7 @@ import numpy as np
 
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION
+from ragbench.text_match import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK_COLUMNS = (
@@ -62,9 +63,14 @@ def now_iso() -> str:
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression OR-ing the quoted words of `text` (no operator injection)."""
+    """An FTS5 MATCH expression OR-ing the quoted words of `text` (no operator injection).
+
+    Stopwords are left out (unless the query has nothing else): bm25 gives them almost no
+    weight, but their huge posting lists make every query score most of the corpus.
+    """
     terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    kept = [t for t in terms if t not in STOPWORDS] or terms
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
 
 
 class Catalog:
@@ -260,7 +266,7 @@ class Catalog:
             rows = self.conn.execute(
                 "SELECT c.*, d.source_id, d.title AS source_title, d.file_name "  # noqa: S608
                 "FROM chunks c JOIN documents d USING (doc_id) "
-                f"WHERE d.status = 'indexed' AND c.chunk_id IN ({marks})",
+                f"WHERE +d.status = 'indexed' AND c.chunk_id IN ({marks})",
                 part,
             ).fetchall()
             out.update({r["chunk_id"]: dict(r) for r in rows})
@@ -302,7 +308,7 @@ class Catalog:
             docs = self.conn.execute(
                 "SELECT d.doc_id, -bm25(documents_fts) AS score FROM documents_fts "  # noqa: S608
                 "JOIN documents d ON d.rowid = documents_fts.rowid "
-                f"WHERE documents_fts MATCH ? AND d.status = 'indexed' {where.replace('c.', 'd.')}"
+                f"WHERE documents_fts MATCH ? AND +d.status = 'indexed' {where.replace('c.', 'd.')}"
                 " ORDER BY bm25(documents_fts) LIMIT ?",
                 [match, *params, k],
             ).fetchall()
@@ -325,10 +331,19 @@ class Catalog:
                     out.append((str(best[0]), float(score)))
             return out
         where, params = _filter_sql(filters, lens)
+        if not where:
+            # fast path: FTS5 ranks and limits on its own; chunks only exist for indexed docs
+            rows = self.conn.execute(
+                "SELECT c.chunk_id, -f.score FROM (SELECT rowid, bm25(chunks_fts) AS score "
+                "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?) f "
+                "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score",
+                (match, k),
+            ).fetchall()
+            return [(r[0], float(r[1])) for r in rows]
         sql = (
             "SELECT c.chunk_id, -bm25(chunks_fts) AS score FROM chunks_fts "  # noqa: S608
             "JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN documents d USING (doc_id) "
-            f"WHERE chunks_fts MATCH ? AND d.status = 'indexed' {where} "
+            f"WHERE chunks_fts MATCH ? AND +d.status = 'indexed' {where} "
             "ORDER BY bm25(chunks_fts) LIMIT ?"
         )
         rows = self.conn.execute(sql, [match, *params, k]).fetchall()
@@ -338,7 +353,7 @@ class Catalog:
         """Lenses that have indexed chunks."""
         return [r[0] for r in self.conn.execute(
             "SELECT DISTINCT c.lens FROM chunks c JOIN documents d USING (doc_id) "
-            "WHERE d.status = 'indexed' ORDER BY c.lens"
+            "WHERE +d.status = 'indexed' ORDER BY c.lens"
         )]
 
     def fts_integrity(self) -> bool:
@@ -360,30 +375,32 @@ class Catalog:
     def stats(self) -> dict[str, Any]:
         """Counts for `ragbench stats`: documents, chunks, tokens, per lens and chunk type."""
         conn = self.conn
-        docs = conn.execute("SELECT COUNT(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+        docs = conn.execute(
+            "SELECT COUNT(*) FROM documents WHERE +status = 'indexed'"
+        ).fetchone()[0]
         row = conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(token_count), 0) FROM chunks c JOIN documents d "
-            "USING (doc_id) WHERE d.status = 'indexed'"
+            "USING (doc_id) WHERE +d.status = 'indexed'"
         ).fetchone()
         per_lens = {
             r[0]: {"documents": r[1], "chunks": r[2], "tokens": r[3]}
             for r in conn.execute(
                 "SELECT d.lens, COUNT(DISTINCT d.doc_id), COUNT(c.chunk_id), "
                 "COALESCE(SUM(c.token_count), 0) FROM documents d LEFT JOIN chunks c "
-                "USING (doc_id) WHERE d.status = 'indexed' GROUP BY d.lens ORDER BY d.lens"
+                "USING (doc_id) WHERE +d.status = 'indexed' GROUP BY d.lens ORDER BY d.lens"
             )
         }
         per_type = {
             r[0]: r[1]
             for r in conn.execute(
                 "SELECT c.chunk_type, COUNT(*) FROM chunks c JOIN documents d USING (doc_id) "
-                "WHERE d.status = 'indexed' GROUP BY c.chunk_type ORDER BY c.chunk_type"
+                "WHERE +d.status = 'indexed' GROUP BY c.chunk_type ORDER BY c.chunk_type"
             )
         }
         per_format = {
             r[0]: r[1]
             for r in conn.execute(
-                "SELECT format, COUNT(*) FROM documents WHERE status = 'indexed' "
+                "SELECT format, COUNT(*) FROM documents WHERE +status = 'indexed' "
                 "GROUP BY format ORDER BY format"
             )
         }

@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE INDEX IF NOT EXISTS idx_documents_source_id ON documents(source_id);
 CREATE INDEX IF NOT EXISTS idx_documents_parent ON documents(parent_doc_id);
 CREATE INDEX IF NOT EXISTS idx_documents_root ON documents(root_doc_id);
-CREATE INDEX IF NOT EXISTS idx_documents_status ON documents(status);
+-- no index on status: nearly every row is 'indexed', and SQLite would scan through it
+DROP INDEX IF EXISTS idx_documents_status;
 CREATE INDEX IF NOT EXISTS idx_documents_ingest_version ON documents(ingest_version);
 
 CREATE TABLE IF NOT EXISTS chunks (
