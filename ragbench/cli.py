@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--llm", choices=["extractive", "openai"],
                    help="answer backend (default: the llm_backend setting, extractive)")
     p.add_argument("--save", action="store_true", help="save the answer")
+    p.add_argument("--regenerate", metavar="ANSWER_ID",
+                   help="answer a saved question again and replace it (QUESTION is ignored)")
 
     sub.add_parser("answers", parents=[common], help="list saved answers")
 
@@ -244,8 +246,11 @@ def _cmd_search(wb: Any, args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(wb: Any, args: argparse.Namespace) -> int:
-    response = wb.ask(args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args),
-                      llm=args.llm, save=args.save)
+    if args.regenerate:
+        response = wb.regenerate_answer(args.regenerate, llm=args.llm)
+    else:
+        response = wb.ask(args.question, mode=args.mode, top_k=args.top_k,
+                          filters=_filters(args), llm=args.llm, save=args.save)
     lines = [response.answer, ""]
     for s in response.sources:
         if s.cited:

@@ -271,6 +271,18 @@ class Workbench:
         )
         return response.answer_id
 
+    def regenerate_answer(self, answer_id: str, llm: str | None = None) -> ChatResponse:
+        """Answer a saved question again and replace the saved answer and its references."""
+        row = self.catalog.get_answer(answer_id)
+        if row is None:
+            raise WorkbenchError(f"no saved answer {answer_id!r} (see `ragbench answers`)")
+        old = ChatResponse.model_validate_json(row["response"])
+        mode = old.mode if old.mode in SEARCH_MODES else None
+        response = self.ask(old.question, mode=mode, llm=llm)
+        response.answer_id = answer_id
+        self.save_answer(response)
+        return response
+
     def saved_answers(self, limit: int = 100) -> list[ChatResponse]:
         """Saved answers, newest first."""
         return [ChatResponse.model_validate_json(r["response"])

@@ -87,6 +87,13 @@ def test_saved_answer_keeps_resolving_after_reingest(wb, tmp_path):
     assert [a.answer_id for a in wb.saved_answers()][0] == r.answer_id
     with pytest.raises(WorkbenchError, match="unknown chunk"):
         wb.resolve_citation("000000000000")
+    again = wb.regenerate_answer(r.answer_id)
+    assert again.answer_id == r.answer_id and "20 units" in again.answer
+    saved = [a for a in wb.saved_answers() if a.answer_id == r.answer_id]
+    assert len(saved) == 1 and saved[0].answer == again.answer
+    assert saved[0].references == again.references
+    with pytest.raises(WorkbenchError, match="no saved answer"):
+        wb.regenerate_answer("nope")
 
 
 def test_openai_backend_down_falls_back_or_fails_clearly(tmp_path, wb):
