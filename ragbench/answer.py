@@ -14,13 +14,20 @@ better-ranked chunks), keeps the best few and cites each; with too little overla
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from ragbench.citations import CITATION_RULES, build_context, citation_hint, validate
+from ragbench.citations import (
+    CITATION_RULES,
+    CitationCheck,
+    build_context,
+    citation_hint,
+    validate,
+)
 from ragbench.config import Settings
 from ragbench.llm import ChatModel, LLMError, OpenAIChat
 from ragbench.models import RetrievalResult, SearchFilters
@@ -181,7 +188,7 @@ class Answerer:
         timings["generation_ms"] = (time.perf_counter() - start) * 1000
         check = validate(raw, valid_ids)
         response.answer = check.text or NOT_FOUND
-        response.answer_with_ids = _with_ids(raw, set(valid_ids))
+        response.answer_with_ids = _with_ids(check)
         response.invalid_citations = sorted(set(response.invalid_citations) | set(check.invalid))
         response.had_invalid_citations = bool(response.invalid_citations)
         by_id = {r.chunk_id: r for r in results}
@@ -222,10 +229,10 @@ class Answerer:
         return raw
 
 
-def _with_ids(raw: str, valid: set[str]) -> str:
-    """The raw answer with invalid citations removed but ids kept as `[C:id]`."""
-    check = validate(raw, list(valid))
-    text = check.text
-    for number, cid in enumerate(check.cited, 1):
-        text = text.replace(f"[{number}]", f"[C:{cid}]")
-    return text
+def _with_ids(check: CitationCheck) -> str:
+    """The validated answer with its `[n]` turned back into `[C:id]`."""
+    def back(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return f"[C:{check.cited[n - 1]}]" if 1 <= n <= len(check.cited) else match.group(0)
+
+    return re.sub(r"\[(\d+)\]", back, check.text)

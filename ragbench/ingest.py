@@ -275,14 +275,6 @@ class Ingestor:
         ]
         return [result, *children, *planned.failures]
 
-    def ingest(
-        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str,
-        progress: Progress | None = None,
-    ) -> list[FileResult]:
-        """Ingest one file; returns its result followed by its attachments' results."""
-        planned = self.plan(data, name, source_id, lens, shown)
-        return planned if isinstance(planned, list) else self.finish(planned, progress)
-
     def warm(self, plans: list[Planned], progress: Progress | None = None) -> None:
         """Embed the chunks of several planned files in one batch (fills the cache)."""
         texts = [c.embedding_text for p in plans for u in p.units for c in u.chunks]

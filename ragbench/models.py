@@ -2,7 +2,7 @@
 
 Parsers produce a `ParsedDocument` (plaintext + typed `Block`s with offsets), chunking turns it
 into `Chunk`s (exact slices of that plaintext), the store persists both, and retrieval returns
-`SearchHit`s. Keeping these in one module gives every stage the same vocabulary.
+`RetrievalResult`s. Keeping these in one module gives every stage the same vocabulary.
 """
 
 from __future__ import annotations
@@ -170,9 +170,6 @@ class RetrievalResult(BaseModel):
     view_url: str | None = None
     archive_url: str | None = None
 
-
-SearchHit = RetrievalResult
-"""Older name of `RetrievalResult`, kept for callers of the first CLI release."""
 
 
 class SearchFilters(BaseModel):

@@ -28,3 +28,17 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     for name in list(os.environ):
         if name.startswith("RAGBENCH_") or name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
             monkeypatch.delenv(name, raising=False)
+
+
+def lens_workbench(root: Path, workspace: Path, docs: dict[str, str], settings=None):
+    """Write `docs` ({"lens/file": text}) under `root` and ingest each top folder as its lens."""
+    from ragbench.config import Settings
+    from ragbench.workbench import Workbench
+
+    for rel, text in docs.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    wb = Workbench(workspace, settings or Settings())
+    for lens in dict.fromkeys(rel.split("/")[0] for rel in docs):
+        wb.ingest([root / lens], lens=lens, root=root)
+    return wb

@@ -7,6 +7,8 @@ from ragbench.config import Settings
 from ragbench.references import attribute, parse_references
 from ragbench.workbench import Workbench, WorkbenchError
 
+from .conftest import lens_workbench
+
 pytestmark = pytest.mark.integration
 
 DOCS = {
@@ -24,14 +26,8 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def wb(tmp_path_factory):
-    root = tmp_path_factory.mktemp("corpus")
-    for rel, text in DOCS.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    bench = Workbench(tmp_path_factory.mktemp("ws"), Settings(chunk_size=256, chunk_overlap=32))
-    for lens in ("eng", "team", "evil", "long"):
-        bench.ingest([root / lens], lens=lens, root=root)
-    return bench
+    return lens_workbench(tmp_path_factory.mktemp("corpus"), tmp_path_factory.mktemp("ws"), DOCS,
+                          Settings(chunk_size=256, chunk_overlap=32))
 
 
 def cited_ids(response):

@@ -6,6 +6,7 @@ from ragbench.config import Settings
 from ragbench.llm import LLMError, OpenAIChat
 from ragbench.workbench import Workbench
 
+from .conftest import lens_workbench
 from .llm_server import llm_server  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -20,14 +21,8 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    root = tmp_path_factory.mktemp("corpus")
-    for rel, text in DOCS.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
     ws = tmp_path_factory.mktemp("ws")
-    wb = Workbench(ws, Settings())
-    for lens in ("eng", "team", "evil"):
-        wb.ingest([root / lens], lens=lens, root=root)
+    lens_workbench(tmp_path_factory.mktemp("corpus"), ws, DOCS)
     return ws
 
 

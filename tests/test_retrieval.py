@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from ragbench.config import Settings
 from ragbench.eval import EvalError, load_beir, mrr_at, ndcg_at, recall_at, run_beir
 from ragbench.models import SearchFilters
 from ragbench.retrieval import rrf_fuse, score_fuse
-from ragbench.workbench import Workbench, WorkbenchError
+from ragbench.workbench import WorkbenchError
+
+from .conftest import lens_workbench
 
 DOCS = {
     "engineering/db.md": "# Database\n\nThe Postgres 16 migration finishes on March 15, 2026.",
@@ -21,14 +22,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def wb(tmp_path_factory):
-    root = tmp_path_factory.mktemp("corpus")
-    for rel, text in DOCS.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    bench = Workbench(tmp_path_factory.mktemp("ws"), Settings())
-    for lens in ("engineering", "team", "analyst"):
-        bench.ingest([root / lens], lens=lens, root=root)
-    return bench
+    return lens_workbench(tmp_path_factory.mktemp("corpus"), tmp_path_factory.mktemp("ws"), DOCS)
 
 
 @pytest.mark.integration

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ragbench.ids import text_hash
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION
 from ragbench.text_match import STOPWORDS
@@ -37,17 +38,23 @@ _CHUNK_META_FIELDS = (
 )
 
 
-def _filter_sql(filters: SearchFilters | None, lens: str | None) -> tuple[str, list[Any]]:
-    """An `AND ...` clause over chunks `c` / documents `d` with its bound parameters."""
+def _filter_sql(
+    filters: SearchFilters | None, lens: str | None, alias: str = "c"
+) -> tuple[str, list[Any]]:
+    """An `AND ...` clause over chunks `c` (or documents, `alias="d"`) and documents `d`.
+
+    lens and doc_id live on both tables; chunk_type only on chunks (callers of the
+    document-level search leave it out).
+    """
     clauses: list[str] = []
     params: list[Any] = []
     lenses = list(filters.lenses or []) if filters else []
     if lens:
         lenses.append(lens)
     pairs: list[tuple[str, list[Any]]] = [
-        ("c.lens", lenses),
+        (f"{alias}.lens", lenses),
         ("c.chunk_type", list(filters.chunk_types or []) if filters else []),
-        ("c.doc_id", list(filters.doc_ids or []) if filters else []),
+        (f"{alias}.doc_id", list(filters.doc_ids or []) if filters else []),
         ("d.source_id", list(filters.source_ids or []) if filters else []),
     ]
     for column, values in pairs:
@@ -184,12 +191,13 @@ class Catalog:
     def children(self, doc_id: str) -> list[str]:
         """Ids of all documents below `doc_id` (attachments, recursively)."""
         rows = self.conn.execute(
-            "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ?", (doc_id, doc_id)
+            "WITH RECURSIVE below(doc_id) AS ("
+            " SELECT doc_id FROM documents WHERE parent_doc_id = ?"
+            " UNION SELECT d.doc_id FROM documents d JOIN below b ON d.parent_doc_id = b.doc_id"
+            ") SELECT doc_id FROM below",
+            (doc_id,),
         ).fetchall()
-        direct = self.conn.execute(
-            "SELECT doc_id FROM documents WHERE parent_doc_id = ?", (doc_id,)
-        ).fetchall()
-        return list(dict.fromkeys([r[0] for r in rows] + [r[0] for r in direct]))
+        return [r[0] for r in rows]
 
     def insert_document(
         self,
@@ -222,8 +230,6 @@ class Catalog:
 
     @staticmethod
     def _chunk_row(c: Chunk) -> tuple[Any, ...]:
-        from ragbench.ids import text_hash
-
         meta = {k: getattr(c, k) for k in _CHUNK_META_FIELDS if getattr(c, k) not in (None, [])}
         return (
             c.chunk_id, c.doc_id, c.chunk_index, c.total_chunks, c.start_char, c.end_char,
@@ -253,10 +259,6 @@ class Catalog:
         """Number of chunks in the catalog."""
         return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
-    def embedding_hashes(self) -> dict[str, str]:
-        """chunk_id -> sha256 of its embedding text, for the doctor's vector check."""
-        return dict(self.conn.execute("SELECT chunk_id, embedding_hash FROM chunks").fetchall())
-
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Indexed chunk rows (with document fields) by id."""
         out: dict[str, dict[str, Any]] = {}
@@ -279,11 +281,6 @@ class Catalog:
         ).fetchall()
         return [dict(r) for r in rows]
 
-    def embedding_inputs(self, chunk_ids: Sequence[str]) -> list[tuple[str, str, dict[str, Any]]]:
-        """(chunk_id, embedding_text, row) for chunks, to rebuild missing vectors."""
-        rows = self.get_chunks(chunk_ids)
-        return [(cid, row["embedding_text"], row) for cid, row in rows.items()]
-
     def fts_search(
         self,
         query: str,
@@ -302,13 +299,13 @@ class Catalog:
             return []
         if level == "media":
             doc_filters = filters.model_copy(update={"chunk_types": None}) if filters else None
-            where, params = _filter_sql(doc_filters, lens)
+            where, params = _filter_sql(doc_filters, lens, alias="d")
             types = list(filters.chunk_types or []) if filters else []
             type_sql = f" AND c.chunk_type IN ({','.join('?' * len(types))})" if types else ""
             docs = self.conn.execute(
                 "SELECT d.doc_id, -bm25(documents_fts) AS score FROM documents_fts "  # noqa: S608
                 "JOIN documents d ON d.rowid = documents_fts.rowid "
-                f"WHERE documents_fts MATCH ? AND +d.status = 'indexed' {where.replace('c.', 'd.')}"
+                f"WHERE documents_fts MATCH ? AND +d.status = 'indexed' {where}"
                 " ORDER BY bm25(documents_fts) LIMIT ?",
                 [match, *params, k],
             ).fetchall()
