@@ -8,16 +8,21 @@ command could not do its job (nothing ingested, unknown document...), 2 bad usag
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ragbench.config import DEFAULT_WORKSPACE, SettingsError, load_settings
 from ragbench.models import CHUNK_TYPES, SearchFilters
 from ragbench.retrieval import MODES
+
+# Modules that add sub-commands: each has `register(sub, common) -> {name: handler}`, where a
+# handler takes (workbench, args) and returns the exit code. Keeps one feature's CLI in one file.
+EXTENSIONS: tuple[str, ...] = ()
 
 EPILOG = (
     "Workspace: --workspace DIR, else $RAGBENCH_WORKSPACE, else ./data. Settings are read from "
@@ -106,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", parents=[common],
                        help="check catalog, FTS and Chroma agree; repair drift")
     p.add_argument("--check-only", action="store_true", help="report without repairing")
+    for name in EXTENSIONS:
+        COMMANDS.update(importlib.import_module(name).register(sub, common))
     return parser
 
 
@@ -130,6 +137,7 @@ def _filters(args: argparse.Namespace) -> SearchFilters | None:
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    """Print `payload` as one JSON object with --json, else the readable `text`."""
     if getattr(args, "json", False):
         print(json.dumps(payload, ensure_ascii=False, default=str))
     else:
@@ -320,7 +328,9 @@ def _cmd_doctor(wb: Any, args: argparse.Namespace) -> int:
     return 0 if report["consistent"] or report.get("consistent_after") else 1
 
 
-COMMANDS = {
+Handler = Callable[[Any, argparse.Namespace], int]
+
+COMMANDS: dict[str, Handler] = {
     "ingest": _cmd_ingest, "load-samples": _cmd_load_samples, "stats": _cmd_stats,
     "show": _cmd_show, "search": _cmd_search, "delete": _cmd_delete, "clear": _cmd_clear,
     "eval": _cmd_eval, "ask": _cmd_ask, "answers": _cmd_answers,
@@ -352,3 +362,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+emit = _emit  # public name for the extension modules

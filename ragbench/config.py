@@ -63,6 +63,26 @@ class Settings(BaseModel):
     llm_max_tokens: int = Field(512, ge=16, le=8192)
     answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
     max_upload_mb: int = Field(200, ge=1, le=4096)
+    graph_similarity_threshold: float = Field(
+        0.80, ge=0.5, le=0.95, description="cosine above which two chunks get a SIMILAR_TO edge"
+    )
+    graph_min_shared_terms: int = Field(
+        2, ge=1, le=10, description="key terms two chunks must share for TOPIC_OVERLAP"
+    )
+    graph_degree_cap: int = Field(
+        10, ge=0, le=1000,
+        description="per node and edge type: keep the strongest N SIMILAR_TO, TOPIC_OVERLAP "
+        "and TEMPORAL_OVERLAP edges (0 = no cap)",
+    )
+    graph_same_lens_max_group: int = Field(
+        50, ge=0, le=1000, description="SAME_LENS edges only within lenses of at most N chunks"
+    )
+    graph_hops: int = Field(1, ge=1, le=3, description="graph mode: expansion hops from the seeds")
+    graph_seed_limit: int = Field(20, ge=1, le=500, description="graph mode: hybrid seeds")
+    graph_edge_types: str = Field(
+        "SIMILAR_TO,SEQUENTIAL,TOPIC_OVERLAP,TEMPORAL_OVERLAP",
+        description="graph mode: comma-separated edge types followed when expanding",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Settings:
