@@ -24,6 +24,15 @@ from ragbench.ingest import Ingestor, Planned, Progress
 from ragbench.llm import LLMError
 from ragbench.models import FileResult, IngestReport, RetrievalResult, SearchFilters
 from ragbench.retrieval import MODES, RetrievalError, Retriever
+from ragbench.status import (
+    BackendStatus,
+    ConnectionCheck,
+    StaleReport,
+    check_endpoint,
+    embedding_status,
+    llm_status,
+    stale_report,
+)
 from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import ChromaVectors
 
@@ -154,12 +163,16 @@ class Workbench:
                 out = plan if isinstance(plan, list) else self.ingestor.finish(plan, progress)
                 results.extend(out)
                 done.append(out[0].path)
+                if progress:
+                    progress("index", len(done), total)
                 if file_progress:
                     file_progress(out[0].path, len(done), total)
             plans.clear()
             sources.clear()
 
-        for item in items:
+        for planned, item in enumerate(items, 1):
+            if progress:  # stage events: parse (parsed and chunked), embed, index, per file
+                progress("parse", planned - 1, total)
             if isinstance(item, FileResult):
                 plans.append([item])
                 continue
@@ -175,6 +188,8 @@ class Workbench:
             seen.add(key)
             sources.add(source_id)
             plans.append(self.ingestor.plan(data, name, source_id, lens, shown))
+        if progress and total:
+            progress("parse", total, total)
         flush()
         return results
 
@@ -194,6 +209,45 @@ class Workbench:
             loaded.append((data, clean, f"{prefix}/{clean}".strip("/").lower(), clean))
         results = self._ingest_items(loaded, lens, progress, file_progress)
         return _report(results, started)
+
+    def ingest_uploads(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        lens: str | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest browser uploads: size limit (max_upload_mb), safe names, duplicates by
+        content reported as skipped; the rest of the batch goes through `ingest_bytes`.
+        """
+        from ragbench.uploads import screen_uploads
+
+        started = time.perf_counter()
+        accepted, screened = screen_uploads(items, self.settings.max_upload_mb, self.catalog)
+        report = self.ingest_bytes(accepted, lens=lens, progress=progress,
+                                   file_progress=file_progress)
+        return _report([*screened, *report.files], started)
+
+    # --- status (app sidebar, dashboard, settings) -------------------------------------------
+
+    def stale_report(self, settings: Settings | None = None) -> StaleReport:
+        """Stored documents the current (or the given, not yet saved) settings would
+        re-process: older ingest version, other chunk size/overlap or embedding model.
+        """
+        return stale_report(self.catalog, settings or self.settings)
+
+    def backend_status(self, llm_timeout: float = 1.5) -> dict[str, BackendStatus]:
+        """Embedding and LLM backend status without loading the model (LLM: GET /models)."""
+        return {"embedding": embedding_status(self.settings, "embedder" in self.__dict__),
+                "llm": llm_status(self.settings, llm_timeout)}
+
+    def test_connection(
+        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 3.0
+    ) -> ConnectionCheck:
+        """Probe an OpenAI-compatible endpoint (default: the configured one) with GET /models."""
+        url = self.settings.openai_base_url if base_url is None else base_url
+        key = self.settings.openai_api_key if api_key is None else api_key
+        return check_endpoint(url, key, timeout)
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -412,6 +412,38 @@ class Catalog:
             "per_format": per_format,
         }
 
+    def signature_groups(self) -> list[dict[str, Any]]:
+        """Indexed top-level documents grouped by what made them (ingest version, chunk size
+        and overlap, embedding model), with their chunk counts (attachments included).
+        """
+        rows = self.conn.execute(
+            "SELECT d.ingest_version, d.chunk_size, d.chunk_overlap, d.embedding_model, "
+            "COUNT(*) AS documents, COALESCE(SUM(cc.n), 0) AS chunks FROM documents d "
+            "LEFT JOIN (SELECT COALESCE(x.root_doc_id, x.doc_id) AS root, COUNT(*) AS n "
+            "FROM chunks c JOIN documents x USING (doc_id) GROUP BY root) cc "
+            "ON cc.root = d.doc_id WHERE +d.status = 'indexed' AND d.parent_doc_id IS NULL "
+            "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def ingest_versions(self) -> list[dict[str, Any]]:
+        """Known ingest versions with the number of indexed documents each one made."""
+        rows = self.conn.execute(
+            "SELECT v.version, v.description, v.breaking_changes, v.created_at, "
+            "(SELECT COUNT(*) FROM documents d WHERE d.ingest_version = v.version "
+            "AND +d.status = 'indexed') AS documents FROM ingest_versions v ORDER BY v.version"
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def documents_by_hash(self, file_hash: str) -> list[DocumentRecord]:
+        """Indexed documents whose original file has this sha256 (duplicates by content)."""
+        rows = self.conn.execute(
+            "SELECT d.*, 0 AS chunk_count FROM documents d WHERE file_hash = ? "
+            "AND +status = 'indexed'",
+            (file_hash,),
+        ).fetchall()
+        return [self._doc(r) for r in rows]
+
     # --- saved answers -----------------------------------------------------------------------
 
     def save_answer(self, answer_id: str, question: str, response: str, settings: str) -> None:
