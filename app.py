@@ -1,46 +1,106 @@
 """ragbench Streamlit app: navigation and the shared sidebar. UI only; all work is in ragbench.
 
 Run with `make run` (or `streamlit run app.py`). The workspace comes from $RAGBENCH_WORKSPACE
-(default ./data), the same one the CLI uses.
+(default ./data), the same one the CLI uses. Pages find the Workbench in
+`st.session_state["workbench"]`; it is cached per workspace and settings hash, so saving other
+settings opens a fresh one (the embedding model loads lazily, on first search or ingest).
 """
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
-from ragbench.config import load_settings
+from ragbench.config import SettingsError, load_settings
 from ragbench.workbench import Workbench
 
+HERE = Path(__file__).resolve().parent
+HEALTH_ICON = {"ok": "🟢", "idle": "⚪", "warning": "🟠", "error": "🔴"}
 
-@st.cache_resource(show_spinner="Opening the workspace…")
+
+@st.cache_resource(show_spinner="Opening the workspace…", max_entries=2)
 def get_workbench(workspace: str, settings_hash: str) -> Workbench:
     """One Workbench per workspace and settings (the embedding model loads once)."""
     return Workbench(workspace, load_settings(workspace))
 
 
-def main() -> None:
-    """Configure the page, the sidebar and the navigation."""
-    st.set_page_config(page_title="ragbench", layout="wide")
-    workspace = os.environ.get("RAGBENCH_WORKSPACE", "data")
-    settings = load_settings(workspace)
-    st.session_state["workbench"] = get_workbench(workspace, settings.settings_hash())
+@st.cache_data(ttl=10, show_spinner=False)
+def sidebar_counts(workspace: str, settings_hash: str, _wb: Workbench) -> dict[str, int]:
+    """Document and chunk counts (cached briefly; pages that change data clear this cache)."""
+    stats = _wb.stats()
+    return {"documents": stats["documents"], "chunks": stats["chunks"]}
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def backend_status(workspace: str, settings_hash: str, loaded: bool,
+                   _wb: Workbench) -> dict[str, dict[str, Any]]:
+    """Backend status; an OpenAI endpoint is probed with a 1 s timeout at most once a minute."""
+    return {k: v.model_dump() for k, v in _wb.backend_status(llm_timeout=1.0).items()}
+
+
+def sidebar(wb: Workbench, settings_hash: str) -> None:
+    """Workspace, counts and backend status under the navigation."""
+    workspace = str(wb.workspace)
     with st.sidebar:
         st.caption(f"Workspace: `{workspace}`")
-        stats = st.session_state["workbench"].stats()
-        st.metric("Documents", stats["documents"])
-        st.metric("Chunks", stats["chunks"])
-    nav = st.navigation(
-        [
-            st.Page("pages/library.py", title="Library", icon=":material/folder_open:",
-                    default=True),
-            st.Page("pages/ingest.py", title="Ingest", icon=":material/upload_file:"),
-            st.Page("pages/chat.py", title="Chat", icon=":material/chat:"),
-            st.Page("pages/search.py", title="Search", icon=":material/search:"),
-        ]
-    )
-    nav.run()
+        counts = sidebar_counts(workspace, settings_hash, wb)
+        cols = st.columns(2)
+        cols[0].metric("Documents", f"{counts['documents']:,}")
+        cols[1].metric("Chunks", f"{counts['chunks']:,}")
+        loaded = "embedder" in wb.__dict__
+        for item in backend_status(workspace, settings_hash, loaded, wb).values():
+            label = "Embeddings" if item["kind"] == "embedding" else "Answers"
+            model = f" · {item['model']}" if item["model"] else ""
+            st.caption(f"{HEALTH_ICON[item['health']]} {label}: {item['backend']}{model}",
+                       help=item["message"])
+
+
+def refresh_counts() -> None:
+    """Forget cached counts after an ingest, delete or re-process (pages call this)."""
+    sidebar_counts.clear()
+
+
+def main() -> None:
+    """Configure the page, the sidebar and the navigation."""
+    st.set_page_config(page_title="ragbench", page_icon=":material/library_books:",
+                       layout="wide")
+    started = time.perf_counter()
+    workspace = os.environ.get("RAGBENCH_WORKSPACE", "data")
+    try:
+        settings = load_settings(workspace)
+    except SettingsError as e:
+        st.error(f"The workspace settings are invalid, fix `{workspace}/settings.toml`: {e}")
+        st.stop()
+    wb = get_workbench(workspace, settings.settings_hash())
+    st.session_state["workbench"] = wb
+    st.session_state["refresh_counts"] = refresh_counts
+    sidebar(wb, settings.settings_hash())
+    pages = [
+        st.Page("pages/dashboard.py", title="Dashboard", icon=":material/dashboard:",
+                default=True),
+        st.Page("pages/library.py", title="Library", icon=":material/folder_open:"),
+        st.Page("pages/chat.py", title="Chat", icon=":material/chat:"),
+        st.Page("pages/search.py", title="Search", icon=":material/search:"),
+    ]
+    # pages built alongside (graph explorer, archive) join the menu once their file exists
+    for name, title, icon in (("graph", "Context graph", ":material/hub:"),
+                              ("archive", "Archive", ":material/inventory_2:")):
+        if (HERE / "pages" / f"{name}.py").exists():
+            pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
+    pages.append(st.Page("pages/settings.py", title="Settings", icon=":material/settings:"))
+    nav = st.navigation(pages)
+    try:
+        nav.run()
+    finally:  # also when a page calls st.stop()
+        seconds = time.perf_counter() - started
+        st.session_state["last_run_seconds"] = seconds
+        if os.environ.get("RAGBENCH_TIMING_LOG"):  # benchmarks: server time of each run
+            with open(os.environ["RAGBENCH_TIMING_LOG"], "a", encoding="utf-8") as log:
+                log.write(f"{nav.title}\t{seconds:.4f}\n")
 
 
 main()

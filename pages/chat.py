@@ -10,10 +10,15 @@ from ragbench.retrieval import MODES
 wb = st.session_state["workbench"]
 st.title("Chat")
 history = st.session_state.setdefault("chat_history", [])
+if not wb.catalog.chunk_count() and not history:
+    st.info("No documents yet: add files on the Library page, then ask here.")
 
 with st.sidebar:
     st.subheader("Retrieval")
-    mode = st.selectbox("Mode", [m for m in MODES if m != "graph"], index=0, key="chat_mode")
+    modes = list(MODES)
+    mode = st.selectbox("Mode", modes, index=modes.index(wb.settings.search_mode),
+                        key="chat_mode", help="graph: hybrid seeds expanded through the "
+                        "context graph (hybrid until the graph is built)")
     lenses = st.multiselect("Lenses", wb.catalog.lenses(), key="chat_lenses")
     types = st.multiselect("Chunk types", list(CHUNK_TYPES), key="chat_types")
     top_k = st.slider("Chunks", 1, 30, wb.settings.top_k, key="chat_top_k")
@@ -40,10 +45,39 @@ def show_passage(source: dict) -> None:
         st.text(text[end : end + 400] + ("…" if end + 400 < len(text) else ""))
     if detail["status"] == "archived":
         st.warning("The document changed since this answer; showing the archived passage.")
-    original = wb.workspace / (source.get("downloadUrl") or "")
-    if source.get("downloadUrl") and original.is_file():
-        st.download_button("Download original", original.read_bytes(),
-                           file_name=Path(original).name, key=f"dl-{source['id']}-{len(history)}")
+    archive_actions(source, detail)
+
+
+def archive_actions(source: dict, detail: dict) -> None:
+    """"View" (the archive's Markdown view of the document) and "Download" (its original)."""
+    browse = detail.get("archive_browse_uri") or source.get("archiveBrowseUri")
+    download = detail.get("archive_download_uri") or source.get("archiveDownloadUri")
+    key = f"{source['id']}-{len(history)}"
+    view_col, download_col = st.columns(2)
+    if browse and view_col.button("View", key=f"view-{key}", help="the archived Markdown view"):
+        st.session_state["archive_view"] = None if st.session_state.get(
+            "archive_view") == browse else browse
+    data, name = None, None
+    if download:
+        try:
+            data, name = wb.archive_bytes(download), Path(download).name
+        except ValueError:
+            data = None
+    if data is None and source.get("downloadUrl"):  # no archive entry yet: the stored original
+        original = wb.workspace / source["downloadUrl"]
+        if original.is_file():
+            data, name = original.read_bytes(), original.name
+    if data is not None:
+        download_col.download_button("Download", data, file_name=name, key=f"dl-{key}",
+                                     help="the original file")
+    if browse and st.session_state.get("archive_view") == browse:
+        try:
+            view = wb.archive_text(browse)
+        except ValueError as e:
+            st.error(str(e))
+        else:
+            with st.container(height=420, border=True):
+                st.markdown(view)  # no unsafe_allow_html: document text never renders as HTML
 
 
 def show_answer(turn: int, response: dict) -> None:
@@ -75,11 +109,14 @@ def show_answer(turn: int, response: dict) -> None:
             for ref in response["references"]:
                 st.progress(ref["relevance"])
                 st.text(f"{ref['chunk_id']} · {ref['relevance']:.2f} · {ref['description']}")
-    if st.button("Save answer", key=f"save-{turn}") and not response.get("answer_id"):
+    if response.get("answer_id"):
+        st.caption(f"Saved as {response['answer_id']}")
+    elif st.button("Save answer", key=f"save-{turn}"):
         from ragbench.answer import ChatResponse
 
         response["answer_id"] = wb.save_answer(ChatResponse.model_validate(response))
         st.toast(f"Saved as {response['answer_id']}")
+        st.rerun()
 
 
 for turn, (question, response) in enumerate(history):
@@ -95,12 +132,19 @@ if question:
         try:
             response = wb.ask(question, mode=mode, top_k=top_k, llm=backend,
                               filters=None if filters.is_empty() else filters)
-        except ValueError as e:
-            st.error(str(e))
+        except Exception as e:  # noqa: BLE001 - errors are messages, never tracebacks
+            st.error(f"Could not answer: {e}")
             st.stop()
     history.append((question, response.model_dump()))
     st.rerun()
 
-with st.expander("Saved answers"):
-    for saved in wb.saved_answers(limit=20):
-        st.text(f"{saved.answer_id} · {saved.question}")
+saved_answers = wb.saved_answers(limit=20)
+with st.expander(f"Saved answers ({len(saved_answers)})"):
+    if not saved_answers:
+        st.caption("None yet: use “Save answer” under an answer.")
+    for saved in saved_answers:
+        cols = st.columns([5, 1])
+        cols[0].text(f"{saved.answer_id} · {saved.question}")
+        if cols[1].button("Open", key=f"open-{saved.answer_id}"):
+            history.append((saved.question, saved.model_dump()))
+            st.rerun()

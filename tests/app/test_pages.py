@@ -1,24 +1,27 @@
-"""Every page renders without exception, on an empty workspace and on the demo corpus."""
+"""Every page renders without exception, on an empty workspace and on the demo corpus, and the
+key interactions work: settings save, a chat question with its citation, upload via Library."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ragbench.config import read_settings_file
 from ragbench.workbench import Workbench
 
 from ..conftest import ROOT, SAMPLES
 
 pytestmark = pytest.mark.integration
-PAGES = ["pages/library.py", "pages/ingest.py", "pages/search.py", "pages/chat.py"]
+PAGES = ["pages/dashboard.py", "pages/library.py", "pages/search.py", "pages/chat.py",
+         "pages/settings.py"]
 
 
 def run_page(workspace, page):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["workbench"] = Workbench(workspace)
     at.run()
     assert not at.exception, at.exception
     at.switch_page(page)
     at.run()
     assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
     return at
 
 
@@ -37,12 +40,34 @@ def test_pages_render_on_empty_workspace(tmp_path, monkeypatch, page):
     run_page(tmp_path, page)
 
 
+def test_dashboard_is_the_default_page_and_shows_counts(demo_ws, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Dashboard"
+    stats = Workbench(demo_ws).stats()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Documents"] == f"{stats['documents']:,}"
+    assert metrics["Chunks"] == f"{stats['chunks']:,}"
+    assert metrics["Avg tokens / chunk"] == str(stats["avg_tokens_per_chunk"])
+    assert not at.warning, "fresh workspace: nothing stale"
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "Embeddings: sentence-transformers" in sidebar and "Answers: extractive" in sidebar
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_render_on_demo_corpus(demo_ws, monkeypatch, page):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, page)
-    if page.endswith("library.py"):
-        assert at.metric[0].value == str(Workbench(demo_ws).stats()["documents"])
+    run_page(demo_ws, page)
+
+
+def test_library_filters_and_document_view(demo_ws, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = run_page(demo_ws, "pages/library.py")
+    at.multiselect(key="f_lens").select("engineering").run()
+    assert not at.exception, at.exception
+    table = at.dataframe(key="library_table").value
+    assert set(table["lens"]) == {"engineering"} and len(table) == 3
 
 
 def test_search_page_shows_hits_as_text(demo_ws, monkeypatch):
@@ -58,10 +83,61 @@ def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     at = run_page(demo_ws, "pages/chat.py")
     at.chat_input[0].set_value("When does the Postgres 16 migration finish?").run()
     assert not at.exception, at.exception
-    answer = at.text[1].value
+    answer = at.session_state["chat_history"][0][1]["answer"]
     assert "[1]" in answer
+    assert any(t.value == answer for t in at.text), "the answer is shown as plain text"
     at.button(key="cite-0-0").click().run()
     assert not at.exception, at.exception
     assert at.code, "the cited passage is shown"
     cited = at.session_state["chat_history"][0][1]["sources"][0]
     assert at.code[0].value.strip() == cited["chunkText"].strip()
+    at.button(key="save-0").click().run()
+    assert not at.exception, at.exception
+    saved = Workbench(demo_ws).saved_answers()
+    assert saved and saved[0].question == "When does the Postgres 16 migration finish?"
+
+
+def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
+    import shutil
+
+    ws = tmp_path / "ws"
+    shutil.copytree(demo_ws, ws)
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
+    at = run_page(ws, "pages/settings.py")
+    assert at.button(key="save_settings").disabled, "nothing changed yet"
+    at.slider(key="s_chunk_size").set_value(512).run()
+    assert not at.exception, at.exception
+    documents = Workbench(ws).stale_report().total_documents
+    assert any(f"{documents:,} of {documents:,} documents" in w.value for w in at.warning)
+    at.number_input(key="s_top_k").set_value(7).run()
+    at.button(key="save_settings").click().run()
+    assert not at.exception, at.exception
+    assert read_settings_file(ws) == {"chunk_size": 512, "top_k": 7}
+    assert any("Saved 2 setting(s)" in s.value for s in at.success)
+    # a fresh session opens the workspace with the new settings: everything stored is stale
+    # (AppTest runs only the page script after switch_page, so app.py runs again here)
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not fresh.exception, fresh.exception
+    assert fresh.session_state["workbench"].settings.chunk_size == 512
+    assert any("were made with other chunk settings" in w.value for w in fresh.warning)
+    fresh.switch_page("pages/settings.py").run()
+    assert any("were made with other settings" in w.value for w in fresh.warning)
+
+
+def test_settings_reject_overlap_not_below_size(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(tmp_path))
+    at = run_page(tmp_path, "pages/settings.py")
+    at.slider(key="s_chunk_size").set_value(256).run()
+    at.slider(key="s_chunk_overlap").set_value(300).run()
+    assert not at.exception, at.exception
+    assert any("chunk_overlap (300) must be smaller" in e.value for e in at.error)
+    assert not (tmp_path / "settings.toml").exists()
+
+
+def test_settings_test_connection_reports_unreachable(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(tmp_path))
+    at = run_page(tmp_path, "pages/settings.py")
+    at.text_input(key="s_base_url").input("http://127.0.0.1:9/v1").run()
+    at.button(key="test_connection").click().run()
+    assert not at.exception, at.exception
+    assert any("cannot reach http://127.0.0.1:9/v1" in e.value for e in at.error)

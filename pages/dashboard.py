@@ -1,0 +1,124 @@
+"""Dashboard: what the workspace holds, whether it is current, and what happened lately."""
+
+import pandas as pd
+import streamlit as st
+
+wb = st.session_state["workbench"]
+st.title("Dashboard")
+
+stats = wb.stats()
+cols = st.columns(5)
+cols[0].metric("Documents", f"{stats['documents']:,}")
+cols[1].metric("Chunks", f"{stats['chunks']:,}")
+cols[2].metric("Tokens", f"{stats['tokens']:,}")
+cols[3].metric("Avg tokens / chunk", stats["avg_tokens_per_chunk"])
+cols[4].metric("Failed files", stats["failed_files"])
+
+if not stats["documents"] and not stats["failed_files"]:
+    st.info("The workspace is empty. Add files on the **Library** page (drag and drop), or "
+            "run `ragbench load-samples` to load the demo corpus.")
+
+# --- staleness -------------------------------------------------------------------------------
+stale = wb.stale_report()
+if stale.any:
+    with st.container(border=True):
+        st.warning(
+            f"{stale.documents:,} of {stale.total_documents:,} documents ({stale.chunks:,} "
+            "chunks) were made with other chunk settings, another embedding model or an older "
+            "ingest version than the current settings. Search still works on them, but they "
+            "differ from what a fresh ingest would store."
+        )
+        st.dataframe(
+            pd.DataFrame([g.model_dump() for g in stale.groups if g.stale])[
+                ["documents", "chunks", "ingest_version", "chunk_size", "chunk_overlap",
+                 "embedding_model", "reason"]],
+            hide_index=True, width="stretch",
+        )
+        reprocess = getattr(wb, "reprocess", None)
+        if callable(reprocess):
+            if st.button("Re-process stale documents", type="primary", key="reprocess"):
+                with st.spinner(f"Re-processing {stale.documents:,} documents…"):
+                    try:
+                        outcome = reprocess()
+                    except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+                        st.error(f"Re-processing failed: {e}")
+                    else:
+                        st.session_state["refresh_counts"]()
+                        totals = getattr(outcome, "totals", None)
+                        st.success(f"Re-processed: {totals}" if totals else "Re-processed.")
+        else:
+            st.caption("Re-process them from the command line: `ragbench ingest` the same "
+                       "folders again (unchanged files are re-chunked and re-embedded).")
+
+# --- composition -----------------------------------------------------------------------------
+if stats["chunks"]:
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Per lens")
+        per_lens = pd.DataFrame.from_dict(stats["per_lens"], orient="index")
+        per_lens.index.name = "lens"
+        st.bar_chart(per_lens[["chunks"]], horizontal=True, height=220)
+        st.dataframe(per_lens, width="stretch")
+    with right:
+        st.subheader("Per chunk type")
+        per_type = pd.Series(stats["per_chunk_type"], name="chunks").rename_axis("chunk_type")
+        st.bar_chart(per_type, horizontal=True, height=220)
+        per_format = pd.Series(stats["per_format"], name="documents").rename_axis("format")
+        st.dataframe(per_format, width="stretch")
+
+# --- ingest history --------------------------------------------------------------------------
+left, right = st.columns(2)
+with left:
+    st.subheader("Recent ingests")
+    recent = sorted(
+        [*wb.catalog.list_documents(roots_only=True),
+         *wb.catalog.list_documents(roots_only=True, status="failed")],
+        key=lambda d: d.updated_at, reverse=True,
+    )[:10]
+    if recent:
+        st.dataframe(pd.DataFrame([
+            {"when": d.updated_at[:19].replace("T", " "), "source": d.source_id,
+             "lens": d.lens, "status": d.status, "version": d.content_version,
+             "chunks": d.chunk_count, "error": d.error or ""}
+            for d in recent
+        ]), hide_index=True, width="stretch")
+    else:
+        st.caption("Nothing ingested yet.")
+    st.subheader("Ingest versions")
+    st.dataframe(pd.DataFrame(wb.catalog.ingest_versions()), hide_index=True,
+                 width="stretch")
+with right:
+    st.subheader("Saved answers")
+    saved = wb.saved_answers(limit=10)
+    if saved:
+        st.dataframe(pd.DataFrame([
+            {"answer_id": a.answer_id, "question": a.question,
+             "sources": sum(1 for s in a.sources if s.cited), "llm": a.llm}
+            for a in saved
+        ]), hide_index=True, width="stretch")
+    else:
+        st.caption("No saved answers yet (save one from the Chat page).")
+
+# --- context graph ---------------------------------------------------------------------------
+st.divider()
+st.subheader("Context graph")
+graph_stats = getattr(wb, "graph_stats", None)
+if not callable(graph_stats):
+    st.info("The context graph is not available in this version of ragbench yet.")
+else:
+    try:
+        graph = graph_stats()
+    except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+        st.error(f"Graph statistics are unavailable: {e}")
+    else:
+        gcols = st.columns(4)
+        gcols[0].metric("Nodes", f"{graph.get('nodes', 0):,}")
+        gcols[1].metric("Edges", f"{graph.get('edges', 0):,}")
+        gcols[2].metric("Components", f"{graph.get('components', 0):,}")
+        gcols[3].metric("Density", f"{float(graph.get('density', 0.0)):.4f}")
+        edge_types = graph.get("edge_types") or {}
+        if edge_types:
+            st.bar_chart(pd.Series(edge_types, name="edges").rename_axis("edge type"),
+                         horizontal=True, height=220)
+        elif not graph.get("nodes"):
+            st.caption("The graph is empty: it is built as documents are ingested.")
