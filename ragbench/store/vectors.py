@@ -43,6 +43,10 @@ class VectorStore(Protocol):
         """Number of stored vectors."""
         ...
 
+    def get_vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """The stored vectors of `ids`, in that order (KeyError naming a missing id)."""
+        ...
+
 
 def flat_metadata(meta: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
     """Keep JSON-safe scalars, drop None, stringify anything else."""
@@ -121,6 +125,17 @@ class ChromaVectors:
     def count(self) -> int:
         """Number of vectors."""
         return int(self.collection.count())
+
+    def get_vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """The stored vectors of `ids`, in that order (KeyError naming a missing id)."""
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(ids), self.batch):
+            page = self.collection.get(ids=list(ids[i : i + self.batch]), include=["embeddings"])
+            found.update(zip(page["ids"], np.asarray(page["embeddings"], np.float32), strict=True))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise KeyError(f"no vector stored for chunk {missing[0]} ({len(missing)} missing)")
+        return np.stack([found[i] for i in ids]) if ids else np.zeros((0, 0), np.float32)
 
     def reset(self) -> None:
         """Drop and recreate the collection."""

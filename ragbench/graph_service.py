@@ -1,0 +1,130 @@
+"""The workspace's context graph kept in step with the catalog.
+
+`GraphService.current()` is the one entry point: it loads `<workspace>/graph/`, compares the
+graph's chunks with the catalog's indexed chunks and applies the difference incrementally
+(new chunks added, deleted ones removed), or builds from scratch when there is no graph yet or
+the graph settings changed. Ingest, delete, reprocess and clear therefore need no graph code
+of their own: whoever asks next gets a graph that matches the catalog. Vectors come from
+Chroma, so nothing is re-embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragbench.config import Settings
+from ragbench.graph import GRAPH_DIR, ContextGraph, GraphError, GraphNode, GraphParams
+from ragbench.store.catalog import Catalog
+
+Progress = Callable[[str, int, int], None]
+
+_NODE_SQL = (
+    "SELECT c.chunk_id, c.lens, c.doc_id, c.chunk_index, c.total_chunks, c.token_count, "
+    "c.text, d.file_name, d.source_id, d.created_at, d.metadata "
+    "FROM chunks c JOIN documents d USING (doc_id) WHERE +d.status = 'indexed' "
+    "AND c.chunk_id IN ({marks})"
+)
+
+
+def params_from(settings: Settings) -> GraphParams:
+    """Graph construction parameters from the settings."""
+    return GraphParams(
+        similarity_threshold=settings.graph_similarity_threshold,
+        min_shared_terms=settings.graph_min_shared_terms,
+        degree_cap=settings.graph_degree_cap,
+        same_lens_max_group=settings.graph_same_lens_max_group,
+    )
+
+
+class GraphService:
+    """Loads, updates and saves one workspace's graph; caches it while the catalog agrees."""
+
+    def __init__(self, workspace: Path, catalog: Catalog, vectors: Callable[[], Any],
+                 settings: Settings) -> None:
+        self.directory = workspace / GRAPH_DIR
+        self.catalog = catalog
+        self._vectors = vectors
+        self.params = params_from(settings)
+        self._graph: ContextGraph | None = None
+        self.last_update: dict[str, Any] = {}
+
+    def current(self, progress: Progress | None = None) -> ContextGraph:
+        """The graph, updated to the catalog's chunks (built on first use)."""
+        graph = self._graph
+        if graph is None:
+            try:
+                graph = ContextGraph.load(self.directory)
+                if graph.params != self.params:
+                    graph = None  # settings changed: rebuild below
+            except GraphError:
+                graph = None
+        stored = self.catalog.chunk_ids()
+        started = time.perf_counter()
+        if graph is None:
+            graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
+            self._save(graph, {"action": "build", "added": len(graph), "removed": 0}, started)
+        else:
+            have = set(graph.index)
+            added, removed = sorted(stored - have), sorted(have - stored)
+            if added or removed:
+                if progress:
+                    progress("graph", 0, 1)
+                graph.remove(removed)
+                nodes, emb = self._nodes(added)
+                graph.add(nodes, emb)
+                self._save(graph, {"action": "update", "added": len(added),
+                                   "removed": len(removed)}, started)
+        if progress:
+            progress("graph", 1, 1)
+        self._graph = graph
+        return graph
+
+    def rebuild(self) -> ContextGraph:
+        """Build from scratch (fresh key-term frequencies), replacing the saved graph."""
+        self._graph = None
+        shutil.rmtree(self.directory, ignore_errors=True)
+        return self.current()
+
+    def clear(self) -> None:
+        """Forget the graph (used when the workspace is cleared)."""
+        self._graph = None
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
+        graph.save(self.directory)
+        what["seconds"] = round(time.perf_counter() - started, 3)
+        self.last_update = what
+        (self.directory / "last_update.json").write_text(json.dumps(what), encoding="utf-8")
+
+    def _nodes(self, chunk_ids: list[str]) -> tuple[list[GraphNode], np.ndarray]:
+        """Graph inputs for chunks: attributes from the catalog, vectors from Chroma."""
+        rows: dict[str, Any] = {}
+        for i in range(0, len(chunk_ids), 500):
+            part = chunk_ids[i : i + 500]
+            sql = _NODE_SQL.format(marks=",".join("?" * len(part)))
+            rows.update({r["chunk_id"]: r for r in self.catalog.conn.execute(sql, part)})
+        ids = [c for c in chunk_ids if c in rows]
+        vectors = self._vectors().get_vectors(ids) if ids else np.zeros((0, 1), np.float32)
+        nodes = []
+        for cid in ids:
+            r = rows[cid]
+            meta = json.loads(r["metadata"] or "{}")
+            nodes.append(GraphNode(
+                id=cid, lens=r["lens"], source_path=r["source_id"] or r["file_name"],
+                group=r["doc_id"], chunk_index=r["chunk_index"], total_chunks=r["total_chunks"],
+                token_count=r["token_count"], text=r["text"], created_at=r["created_at"],
+                doc_date=meta.get("date") if isinstance(meta.get("date"), str) else None,
+            ))
+        return nodes, vectors
+
+
+def graph_dir(workspace: str | Path) -> Path:
+    """Where a workspace keeps its graph."""
+    return Path(workspace) / GRAPH_DIR
