@@ -21,7 +21,10 @@ ENV_PREFIX = "RAGBENCH_"
 DEFAULT_WORKSPACE = "data"
 
 # Fields whose change alters stored chunks or vectors (so stored data becomes stale).
-INGEST_FIELDS = ("chunk_size", "chunk_overlap", "tokenizer", "embedding_backend", "embedding_model")
+INGEST_FIELDS = (
+    "chunk_size", "chunk_overlap", "tokenizer", "embedding_backend", "embedding_model",
+    "contextual_embeddings",
+)
 
 
 class SettingsError(ValueError):
@@ -39,6 +42,9 @@ class Settings(BaseModel):
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_window_overlap: int = Field(
         32, ge=0, le=200, description="word pieces shared by windows of a long chunk"
+    )
+    contextual_embeddings: bool = Field(
+        False, description="embed each chunk with a document header and summary (specs/004)"
     )
     openai_base_url: str = Field("", description="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
     openai_api_key: str = Field("", description="API key (or OPENAI_API_KEY)", repr=False)
@@ -94,8 +100,15 @@ class Settings(BaseModel):
         return self
 
     def ingest_signature(self) -> dict[str, Any]:
-        """The settings that determine stored chunks and vectors."""
-        return {name: getattr(self, name) for name in INGEST_FIELDS}
+        """The settings that determine stored chunks and vectors.
+
+        With contextual embeddings and an LLM backend the summary comes from that model, so
+        the model is part of the signature too (`context_model`).
+        """
+        signature = {name: getattr(self, name) for name in INGEST_FIELDS}
+        if self.contextual_embeddings and self.llm_backend == "openai":
+            signature["context_model"] = self.llm_model
+        return signature
 
     def settings_hash(self) -> str:
         """Short stable hash of all settings except secrets."""

@@ -25,15 +25,24 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from ragbench import versioning
 from ragbench.chunking import chunk_document
 from ragbench.config import Settings
+from ragbench.context import (
+    Summarizer,
+    apply_context,
+    document_date,
+    document_header,
+    make_summarizer,
+)
 from ragbench.embeddings import CachedEmbedder
 from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
-from ragbench.models import Chunk, DocumentRecord, FileResult, IngestStatus
+from ragbench.models import Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
 from ragbench.parsers import parse_bytes
 from ragbench.parsers.base import ParseError
 from ragbench.store.catalog import Catalog
@@ -109,54 +118,63 @@ class Ingestor:
     # --- decision ----------------------------------------------------------------------------
 
     def decide(self, doc_id: str, source_id: str, lens: str | None) -> Decision:
-        """The specs/004 ingest decision for a file with this id and source."""
+        """The specs/004 ingest decision for a file with this id and source.
+
+        The action and reason come from `ragbench.versioning.decide`; this adds what storing
+        needs (documents replaced, content version, lens, creation time).
+        """
         existing = self.catalog.get_document(doc_id)
+        olds = [] if existing else self.catalog.documents_by_source(source_id)
+        verdict = versioning.decide(existing, olds, self.signature, lens)
         if existing is not None:
-            replaced = [doc_id, *self.catalog.children(doc_id)]
-            keep = Decision("skipped", "", replaced, existing.content_version,
+            replaced = [] if verdict.action == "skipped" else [
+                doc_id, *self.catalog.children(doc_id)
+            ]
+            return Decision(verdict.action, verdict.reason, replaced, existing.content_version,
                             lens or existing.lens, existing.created_at)
-            if existing.ingest_version < CURRENT_INGEST_VERSION:
-                keep.action, keep.reason = "reprocessed", (
-                    f"ingest logic upgraded (v{existing.ingest_version} -> "
-                    f"v{CURRENT_INGEST_VERSION})"
-                )
-            elif (existing.chunk_size, existing.chunk_overlap, existing.embedding_model) != (
-                self.settings.chunk_size, self.settings.chunk_overlap, self.model_id
-            ):
-                keep.action, keep.reason = "reprocessed", (
-                    f"settings changed (chunks {existing.chunk_size}/{existing.chunk_overlap}, "
-                    f"{existing.embedding_model} -> {self.settings.chunk_size}/"
-                    f"{self.settings.chunk_overlap}, {self.model_id})"
-                )
-            elif lens and lens != existing.lens:
-                keep.action, keep.reason = "reprocessed", f"lens {existing.lens!r} -> {lens!r}"
-            else:
-                keep.reason = "unchanged since the last ingest"
-                keep.replaced = []
-            return keep
-        olds = self.catalog.documents_by_source(source_id)
         failed = [d.doc_id for d in self.catalog.documents_by_source(source_id, "failed")]
         if olds:
             replaced = failed[:]
             for old in olds:
                 replaced += [old.doc_id, *self.catalog.children(old.doc_id)]
             return Decision(
-                "updated",
-                f"content changed (version {max(o.content_version for o in olds) + 1})",
-                replaced,
+                verdict.action, verdict.reason, replaced,
                 max(o.content_version for o in olds) + 1,
                 lens or olds[0].lens,
                 min(o.created_at for o in olds),
             )
-        return Decision("inserted", "new document", failed, 1, lens or "default")
+        return Decision(verdict.action, verdict.reason, failed, 1, lens or "default")
 
     @property
     def model_id(self) -> str:
         """Id of the embedding model the settings select (without loading it)."""
-        if self.settings.embedding_backend == "openai":
-            base = self.settings.openai_base_url.rstrip("/")
-            return f"openai:{base}:{self.settings.embedding_model}"
-        return f"st:{self.settings.embedding_model}"
+        return versioning.model_id_of(self.settings)
+
+    @cached_property
+    def signature(self) -> dict[str, Scalar]:
+        """The ingest settings signature stored with every document made now."""
+        return versioning.signature_of(self.settings)
+
+    @cached_property
+    def summarizer(self) -> Summarizer | None:
+        """Makes document summaries for contextual embeddings (None when they are off)."""
+        return make_summarizer(self.settings, self.catalog)
+
+    def contextualize(
+        self, record: DocumentRecord, text: str, chunks: list[Chunk]
+    ) -> None:
+        """Give chunks their context header and embedding text (see `ragbench.context`).
+
+        The header is always stored (it is shown with the chunk); it and the summary enter the
+        embedding text only with `contextual_embeddings` on.
+        """
+        header = document_header(record.title, record.source_id,
+                                 document_date(dict(record.metadata)), record.lens)
+        summarizer = self.summarizer if self.settings.contextual_embeddings else None
+        summary = summarizer.summarize(text, record.title) if summarizer and len(chunks) > 1 \
+            else ""
+        record.context_summary = summary or None
+        apply_context(chunks, header, summary, enabled=summarizer is not None)
 
     # --- preparation -------------------------------------------------------------------------
 
@@ -181,6 +199,7 @@ class Ingestor:
             chunk_size=self.settings.chunk_size,
             chunk_overlap=self.settings.chunk_overlap,
             embedding_model=self.model_id,
+            ingest_settings=self.signature,
             source_uri=f"files/{doc_id}/{name}",
             created_at=decision.created_at if parent is None else "",
         )
@@ -204,6 +223,7 @@ class Ingestor:
             parsed, doc_id, self.settings.chunk_size, self.settings.chunk_overlap, decision.lens,
             self.settings.tokenizer,
         )
+        self.contextualize(record, parsed.text, chunks)
         units = [Unit(record, parsed.text, chunks, data)]
         failures: list[FileResult] = []
         seen: dict[str, int] = {}

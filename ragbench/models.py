@@ -89,6 +89,7 @@ class Chunk(BaseModel):
     code_language: str | None = None
     lens: str = "default"
     embedding_text: str = ""
+    context_header: str | None = None
 
 
 class DocumentRecord(BaseModel):
@@ -114,10 +115,15 @@ class DocumentRecord(BaseModel):
     embedding_model: str = ""
     status: str = "indexed"
     error: str | None = None
+    archive_path: str | None = None
+    archive_browse_uri: str | None = None
+    archive_download_uri: str | None = None
     metadata: dict[str, Scalar | list[str]] = Field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
     chunk_count: int = 0
+    context_summary: str | None = None
+    ingest_settings: dict[str, Scalar] | None = None
 
 
 class FileResult(BaseModel):
@@ -169,6 +175,8 @@ class RetrievalResult(BaseModel):
     download_url: str | None = None
     view_url: str | None = None
     archive_url: str | None = None
+    archive_browse_uri: str | None = None
+    archive_download_uri: str | None = None
 
 
 

@@ -23,14 +23,14 @@ import numpy as np
 
 from ragbench.ids import text_hash
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
-from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION
+from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION, migrate
 from ragbench.text_match import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK_COLUMNS = (
     "chunk_id, doc_id, chunk_index, total_chunks, start_char, end_char, token_count, chunk_type, "
     "section_path, lens, page_number, line_from, line_to, text, embedding_text, embedding_hash, "
-    "metadata"
+    "metadata, context_header"
 )
 _CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
@@ -90,6 +90,7 @@ class Catalog:
         conn = self.conn
         conn.executescript(DDL)
         with self.transaction() as tx:
+            migrate(tx)  # columns added since the workspace was made
             tx.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
@@ -143,6 +144,8 @@ class Catalog:
         data.pop("text", None)
         data["path"] = json.loads(data["path"])
         data["metadata"] = json.loads(data["metadata"])
+        raw_settings = data.get("ingest_settings")
+        data["ingest_settings"] = json.loads(raw_settings) if raw_settings else None
         return DocumentRecord(**data)
 
     def get_document(self, doc_id: str, include_failed: bool = False) -> DocumentRecord | None:
@@ -212,8 +215,8 @@ class Catalog:
             "INSERT INTO documents(doc_id, source_id, file_name, format, file_hash, size_bytes, "
             "title, source_uri, lens, parent_doc_id, root_doc_id, depth, path, content_version, "
             "ingest_version, chunk_size, chunk_overlap, embedding_model, status, error, "
-            "metadata, text, created_at, updated_at) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "metadata, text, created_at, updated_at, context_summary, ingest_settings) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 record.doc_id, record.source_id, record.file_name, record.format,
                 record.file_hash, record.size_bytes, record.title, record.source_uri,
@@ -221,10 +224,13 @@ class Catalog:
                 json.dumps(record.path), record.content_version, record.ingest_version,
                 record.chunk_size, record.chunk_overlap, record.embedding_model, record.status,
                 record.error, json.dumps(record.metadata), text, record.created_at or stamp, stamp,
+                record.context_summary,
+                json.dumps(record.ingest_settings, sort_keys=True)
+                if record.ingest_settings is not None else None,
             ),
         )
         conn.executemany(
-            f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",  # noqa: S608
+            f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",  # noqa: S608
             [self._chunk_row(c) for c in chunks],
         )
 
@@ -235,6 +241,7 @@ class Catalog:
             c.chunk_id, c.doc_id, c.chunk_index, c.total_chunks, c.start_char, c.end_char,
             c.token_count, c.chunk_type, c.section_path, c.lens, c.page_number, c.line_from,
             c.line_to, c.text, c.embedding_text, text_hash(c.embedding_text), json.dumps(meta),
+            c.context_header,
         )
 
     def delete_documents(self, conn: sqlite3.Connection, doc_ids: Sequence[str]) -> list[str]:
@@ -471,6 +478,21 @@ class Catalog:
             "SELECT * FROM answers WHERE answer_id = ?", (answer_id,)
         ).fetchone()
         return dict(row) if row else None
+
+    # --- context summaries (implements ragbench.context.SummaryCache) -----------------------
+
+    def get_summary(self, key: str) -> str | None:
+        """A cached document summary (contextual chunking with a model)."""
+        row = self.conn.execute(
+            "SELECT summary FROM context_cache WHERE key = ?", (key,)
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def put_summary(self, key: str, summary: str) -> None:
+        """Cache a document summary (idempotent)."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO context_cache(key, summary) VALUES (?, ?)", (key, summary)
+        )
 
     # --- embedding cache (implements ragbench.embeddings.EmbeddingCache) --------------------
 

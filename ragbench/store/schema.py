@@ -6,14 +6,31 @@ kept in sync by triggers, ingest versions and the embedding cache. Chroma is der
 
 from __future__ import annotations
 
+import sqlite3
+
 SCHEMA_VERSION = 1
 
-CURRENT_INGEST_VERSION = 1
+CURRENT_INGEST_VERSION = 2
 """Version of the parse/chunk/embed logic; documents ingested by an older one are reprocessed."""
 
 INGEST_VERSIONS: list[tuple[int, str, bool]] = [
     (1, "Structure-aware token chunking, windowed embeddings, stable ids", False),
+    (2, "Contextual chunking (embedding text = header + summary + chunk), context columns, "
+        "ingest settings signature per document; v1 chunks can be backfilled", False),
 ]
+"""(version, description, breaking): a breaking version changes chunk texts or ids, so only
+re-processing brings older documents up to it; a non-breaking one can be backfilled."""
+
+ADDED_COLUMNS: list[tuple[str, str, str]] = [
+    ("documents", "context_summary", "TEXT"),
+    ("documents", "ingest_settings", "TEXT"),
+    ("chunks", "context_header", "TEXT"),
+    ("documents", "archive_path", "TEXT"),
+    ("documents", "archive_browse_uri", "TEXT"),
+    ("documents", "archive_download_uri", "TEXT"),
+]
+"""Columns added after the first schema: `migrate` adds them to older workspaces (never index
+them in DDL, which runs before `migrate`)."""
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -120,6 +137,12 @@ CREATE TABLE IF NOT EXISTS answers (
     updated_at TEXT NOT NULL
 );
 
+CREATE TABLE IF NOT EXISTS context_cache (
+    key TEXT PRIMARY KEY,
+    summary TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS embedding_cache (
     model_id TEXT NOT NULL,
     text_hash TEXT NOT NULL,
@@ -128,3 +151,14 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     PRIMARY KEY (model_id, text_hash)
 ) WITHOUT ROWID;
 """
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Add `ADDED_COLUMNS` missing from an existing workspace; returns `table.column` added."""
+    added = []
+    for table, column, decl in ADDED_COLUMNS:
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")  # names are ours
+            added.append(f"{table}.{column}")
+    return added
