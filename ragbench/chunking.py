@@ -19,17 +19,18 @@ only to let a table or code block that fits a chunk stay whole.
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ragbench.ids import IdCollisionError, compute_chunk_id
 from ragbench.models import Block, Chunk, ChunkType, ParsedDocument
-from ragbench.tokenizer import get_encoding, token_char_offsets
+from ragbench.tokenizer import encode_tokens, get_encoding, token_char_offsets
 
 # the position right after a sentence's closing punctuation: cl100k tokens start with the space
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
@@ -40,60 +41,74 @@ class ChunkingError(ValueError):
     """Chunk settings are invalid (the message names them)."""
 
 
-def _block_token_starts(blocks: list[Block], offs: np.ndarray) -> np.ndarray:
-    starts = np.fromiter((b.start_char for b in blocks), dtype=np.int64, count=len(blocks))
-    return np.searchsorted(offs, starts, side="left")
-
-
-def _latest(cands: np.ndarray, lo: int, hi: int) -> int | None:
+def _latest(cands: list[int], lo: int, hi: int) -> int | None:
     """Largest candidate in [lo, hi], or None (cands sorted)."""
-    i = int(np.searchsorted(cands, hi, side="right")) - 1
+    i = bisect_right(cands, hi) - 1
     if i >= 0 and cands[i] >= lo:
-        return int(cands[i])
+        return cands[i]
     return None
 
 
-def _earliest(cands: np.ndarray, lo: int, hi: int) -> int | None:
+def _earliest(cands: list[int], lo: int, hi: int) -> int | None:
     """Smallest candidate in [lo, hi], or None (cands sorted)."""
-    i = int(np.searchsorted(cands, lo, side="left"))
+    i = bisect_left(cands, lo)
     if i < len(cands) and cands[i] <= hi:
-        return int(cands[i])
+        return cands[i]
     return None
 
 
 class _Plan:
-    """Token-space cut candidates of one document."""
+    """Token-space cut candidates of one document.
+
+    Block cuts are computed once per document; sentence ends are searched lazily, only in the
+    windows a cut is looked for. Both are token indices: a sentence ending at character `e`
+    cuts before the first token starting at or after `e`.
+    """
 
     def __init__(self, doc: ParsedDocument, offs: np.ndarray, n_tokens: int) -> None:
         blocks = doc.blocks
-        tok_starts = _block_token_starts(blocks, offs)
-        cut_ok = [i > 0 and blocks[i - 1].chunk_type != "heading" for i in range(len(blocks))]
-        self.block_cuts = np.unique(tok_starts[np.array(cut_ok, dtype=bool)]) if blocks else (
-            np.zeros(0, dtype=np.int64)
-        )
-        # whole-able blocks: (start token, end token) of tables/code
-        ends = np.append(tok_starts[1:], n_tokens) if blocks else np.zeros(0, dtype=np.int64)
-        self.whole = sorted(
-            (int(tok_starts[i]), int(ends[i]))
-            for i, b in enumerate(blocks)
-            if b.chunk_type in _WHOLE_TYPES and cut_ok[i]
-        )
-        self.whole_starts = np.array([w[0] for w in self.whole], dtype=np.int64)
         self.text = doc.text
         self.offs = offs
+        self.block_cuts: list[int] = []
+        self.whole: list[tuple[int, int]] = []  # (start token, end token) of tables/code
+        self.whole_starts: list[int] = []
+        if not blocks:
+            return
+        starts = np.fromiter((b.start_char for b in blocks), dtype=np.int64, count=len(blocks))
+        tok_starts = np.searchsorted(offs, starts, side="left").tolist()
+        prev_heading = [True] + [b.chunk_type == "heading" for b in blocks[:-1]]
+        self.block_cuts = sorted({t for t, h in zip(tok_starts, prev_heading, strict=True)
+                                  if not h})
+        ends = tok_starts[1:] + [n_tokens]
+        self.whole = sorted(
+            (tok_starts[i], ends[i])
+            for i, b in enumerate(blocks)
+            if b.chunk_type in _WHOLE_TYPES and not prev_heading[i]
+        )
+        self.whole_starts = [w[0] for w in self.whole]
 
-    def sentence_cuts(self, lo: int, hi: int) -> np.ndarray:
-        """Token indices in [lo, hi] where a sentence or line ends (searched lazily)."""
-        c_lo, c_hi = int(self.offs[lo]), int(self.offs[hi])
-        ends = [m.end() + c_lo for m in _SENTENCE_END.finditer(self.text[c_lo:c_hi])]
-        return np.unique(np.searchsorted(self.offs, np.asarray(ends, dtype=np.int64)))
+    def last_sentence_cut(self, lo: int, hi: int) -> int | None:
+        """The last token in [lo, hi] where a sentence or line ends, or None.
 
-    def soft_cuts(self, lo: int, hi: int) -> np.ndarray:
-        """Block and sentence boundaries in [lo, hi]."""
-        return np.union1d(self.block_cuts, self.sentence_cuts(lo, hi))
+        The search is confined to the characters of tokens lo..hi (the lookahead of a sentence
+        end does not see past them), exactly as if that stretch were searched on its own.
+        """
+        offs = self.offs
+        last = None
+        for last in _SENTENCE_END.finditer(self.text, int(offs[lo]), int(offs[hi])):  # noqa: B007
+            pass
+        if last is None:
+            return None
+        return int(offs.searchsorted(last.end(), side="left"))
+
+    def first_sentence_cut(self, lo: int, hi: int) -> int | None:
+        """The first token in [lo, hi] where a sentence or line ends, or None."""
+        offs = self.offs
+        m = _SENTENCE_END.search(self.text, int(offs[lo]), int(offs[hi]))
+        return None if m is None else int(offs.searchsorted(m.end(), side="left"))
 
     def whole_block_at(self, token: int) -> tuple[int, int] | None:
-        i = int(np.searchsorted(self.whole_starts, token, side="left"))
+        i = bisect_left(self.whole_starts, token)
         if i < len(self.whole) and self.whole[i][0] == token:
             return self.whole[i]
         return None
@@ -109,12 +124,12 @@ def _choose_end(plan: _Plan, s: int, size: int, n: int, floor: int) -> int:
     if cut is not None:
         return cut
     # a table/code block that fits one chunk but straddles the limit: cut before it
-    i = int(np.searchsorted(plan.whole_starts, limit, side="right")) - 1
+    i = bisect_right(plan.whole_starts, limit) - 1
     if i >= 0:
         w_start, w_end = plan.whole[i]
         if max(s, floor) < w_start <= limit < w_end and w_end - w_start <= size:
             return w_start
-    cut = _latest(plan.sentence_cuts(half, limit), half, limit)
+    cut = plan.last_sentence_cut(half, limit) if half <= limit else None
     if cut is None:
         cut = _latest(plan.block_cuts, max(s, floor) + 1, limit)
     return cut if cut is not None else limit
@@ -125,18 +140,16 @@ def _choose_next_start(plan: _Plan, s: int, end: int, size: int, overlap: int) -
         return end
     lo = max(s + 1, end - overlap)
     hi = max(lo, end - overlap // 3)
-    snapped = _earliest(plan.soft_cuts(lo, hi), lo, hi)
+    # the earliest block or sentence boundary in [lo, hi]
+    snapped = _earliest(plan.block_cuts, lo, hi)
+    sentence = plan.first_sentence_cut(lo, hi)
+    if sentence is not None and (snapped is None or sentence < snapped):
+        snapped = sentence
     start = snapped if snapped is not None else lo
     whole = plan.whole_block_at(end)
     if whole is not None and whole[1] - whole[0] <= size and start + size < whole[1]:
         start = whole[1] - size  # shrink the overlap so the table/code block fits whole
     return min(max(start, s + 1), end)
-
-
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    return pos
 
 
 def _dominant_type(blocks: list[Block], start: int, end: int) -> ChunkType:
@@ -150,6 +163,16 @@ def _dominant_type(blocks: list[Block], start: int, end: int) -> ChunkType:
     return max(weights, key=weights.__getitem__)
 
 
+def _check_settings(chunk_size: int, chunk_overlap: int) -> None:
+    if chunk_size < 1:
+        raise ChunkingError(f"chunk_size must be positive, got {chunk_size}")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ChunkingError(
+            f"chunk_overlap must be in [0, chunk_size); got {chunk_overlap} with "
+            f"chunk_size {chunk_size}"
+        )
+
+
 def chunk_document(
     doc: ParsedDocument,
     doc_id: str,
@@ -159,24 +182,18 @@ def chunk_document(
     encoding: str = "cl100k_base",
 ) -> list[Chunk]:
     """Cut `doc` into token windows with the metadata of specs/003 and ids of specs/004."""
-    if chunk_size < 1:
-        raise ChunkingError(f"chunk_size must be positive, got {chunk_size}")
-    if not 0 <= chunk_overlap < chunk_size:
-        raise ChunkingError(
-            f"chunk_overlap must be in [0, chunk_size); got {chunk_overlap} with "
-            f"chunk_size {chunk_size}"
-        )
+    _check_settings(chunk_size, chunk_overlap)
     text = doc.text
-    tokens = get_encoding(encoding).encode_ordinary(text)
+    tokens = encode_tokens(text, encoding)
     n = len(tokens)
     if n == 0:
         return []
-    spans: list[tuple[int, int, int]] = []  # (start_char, end_char, tokens)
     if n <= chunk_size:  # fast path: the whole document is one chunk, no offsets needed
         c0, c1 = len(text) - len(text.lstrip()), len(text.rstrip())
         return _make_chunks(doc, doc_id, [(c0, c1, n)], lens) if c1 > c0 else []
     offs = token_char_offsets(text, tokens, encoding)
     plan = _Plan(doc, offs, n)
+    spans: list[tuple[int, int, int]] = []  # (start_char, end_char, tokens)
     s = e = 0
     while s < n:
         e = _choose_end(plan, s, chunk_size, n, e)
@@ -192,7 +209,12 @@ def chunk_document(
         s = _choose_next_start(plan, s, e, chunk_size, chunk_overlap)
         # never start where the previous chunk started (a multi-byte character split over
         # tokens, or whitespace tokens that strip to the same character)
-        while s < e and _skip_space(text, int(offs[s])) <= c0:
+        while s < e:
+            pos = int(offs[s])
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos > c0:
+                break
             s += 1
     return _make_chunks(doc, doc_id, spans, lens)
 
@@ -207,25 +229,91 @@ def chunk_documents(
 ) -> list[list[Chunk]]:
     """`chunk_document` over many (document, doc_id) pairs on `workers` threads.
 
-    tiktoken releases the GIL while it encodes (about 70% of chunking time), so threads give
-    a real speed-up on several cores; results are identical to the sequential calls.
+    tiktoken releases the GIL while it encodes (most of chunking time), so threads give a real
+    speed-up on several cores; results are identical to the sequential calls. The threads take
+    documents, longest first, from one shared queue (no per-document task objects).
     """
-    workers = workers or min(4, os.cpu_count() or 1)
-    if workers <= 1 or len(docs) < 2:
+    workers = min(workers or min(4, os.cpu_count() or 1), len(docs))
+    if workers <= 1:
         return [chunk_document(d, i, chunk_size, chunk_overlap, lens, encoding) for d, i in docs]
     get_encoding(encoding)  # load once, before the threads race for it
-    # longest first, so one big document does not finish alone at the end
-    order = sorted(range(len(docs)), key=lambda i: -len(docs[i][0].text))
+    order = iter(sorted(range(len(docs)), key=lambda i: -len(docs[i][0].text)))
     out: list[list[Chunk]] = [[] for _ in docs]
-    with ThreadPoolExecutor(workers) as pool:
-        futures = {
-            pool.submit(chunk_document, docs[i][0], docs[i][1], chunk_size, chunk_overlap, lens,
-                        encoding): i
-            for i in order
-        }
-        for future, i in futures.items():
-            out[i] = future.result()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for i in order:  # a shared iterator: each document is taken by one thread
+                out[i] = chunk_document(docs[i][0], docs[i][1], chunk_size, chunk_overlap, lens,
+                                        encoding)
+        except BaseException as e:  # re-raised in the caller
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers - 1)]
+    for t in threads:
+        t.start()
+    work()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
     return out
+
+
+# the fields `_make_chunks` sets, in the model's order
+_CHUNK_FIELDS = (
+    "chunk_id", "doc_id", "chunk_index", "total_chunks", "start_char", "end_char", "text",
+    "token_count", "chunk_type", "section_path", "ancestry_titles", "line_from", "line_to",
+    "page_number", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
+    "paragraph_number", "list_style", "code_language", "lens", "embedding_text",
+)
+
+
+def _chunk_factory(given: tuple[str, ...] = _CHUNK_FIELDS) -> Callable[[dict[str, Any]], Chunk]:
+    """Build `Chunk`s from dicts of the `given` fields (already typed) without validation.
+
+    Equivalent to `Chunk.model_construct(**fields)`: same `__dict__` (in field order, other
+    fields at their defaults), same fields set, no extra or private state, at a fraction of
+    its cost. Used only when the model allows it (the given fields come first, the others have
+    plain immutable defaults) and a sample built both ways is identical; else model_construct.
+    """
+    model_fields = Chunk.model_fields
+    names = tuple(model_fields)
+    rest = names[len(given):]
+    defaults = {n: model_fields[n].default for n in rest}
+    setattr_ = object.__setattr__
+    new = Chunk.__new__
+
+    def fast(fields: dict[str, Any]) -> Chunk:
+        if defaults:
+            fields.update(defaults)
+        m = new(Chunk)
+        setattr_(m, "__dict__", fields)
+        setattr_(m, "__pydantic_fields_set__", set(given))
+        setattr_(m, "__pydantic_extra__", None)
+        setattr_(m, "__pydantic_private__", None)
+        return m
+
+    def slow(fields: dict[str, Any]) -> Chunk:
+        return Chunk.model_construct(**fields)
+
+    usable = names[: len(given)] == given and not Chunk.__pydantic_post_init__ and all(
+        model_fields[n].default_factory is None
+        and isinstance(model_fields[n].default, (str, int, float, bool, type(None)))
+        for n in rest
+    )
+    if not usable:
+        return slow
+    sample = {name: f"v{i}" for i, name in enumerate(given)}
+    a, b = fast(dict(sample)), slow(dict(sample))
+    state = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+    same = all(getattr(a, k) == getattr(b, k) for k in state) and list(a.__dict__) == list(
+        b.__dict__
+    )
+    return fast if same else slow
+
+
+_new_chunk = _chunk_factory()
 
 
 def _make_chunks(
@@ -234,6 +322,7 @@ def _make_chunks(
     text = doc.text
     blocks = doc.blocks
     block_starts = [b.start_char for b in blocks]
+    total = len(spans)
     line_pos, line_no = 0, 1  # incremental line counting; chunk starts only move forward
     seen: dict[str, tuple[int, int]] = {}
     chunks: list[Chunk] = []
@@ -245,8 +334,8 @@ def _make_chunks(
                 f"{seen[chunk_id]} and {(c0, c1)}"
             )
         seen[chunk_id] = (c0, c1)
-        lo = max(bisect.bisect_right(block_starts, c0) - 1, 0)
-        hi = bisect.bisect_left(block_starts, c1)
+        lo = max(bisect_right(block_starts, c0) - 1, 0)
+        hi = bisect_left(block_starts, c1)
         inside = [b for b in blocks[lo:hi] if b.end_char > c0 and b.start_char < c1]
         body = [b for b in inside if b.chunk_type != "heading"] or inside
         first = body[0] if body else None
@@ -255,33 +344,32 @@ def _make_chunks(
         pages = [b.page_number for b in inside if b.page_number is not None]
         line_no += text.count("\n", line_pos, c0)
         line_pos = c0
-        line_to = line_no + text.count("\n", c0, c1 - 1)
-        chunks.append(
-            Chunk.model_construct(  # fields are computed here, validation would only cost time
-                chunk_id=chunk_id,
-                doc_id=doc_id,
-                chunk_index=index,
-                total_chunks=len(spans),
-                start_char=c0,
-                end_char=c1,
-                text=text[c0:c1],
-                token_count=n_tokens,
-                chunk_type=ctype,
-                section_path=first.section_path if first else "",
-                ancestry_titles=list(first.ancestry_titles) if first else [],
-                line_from=line_no,
-                line_to=line_to,
-                page_number=pages[0] if pages else None,
-                page_end=pages[-1] if pages else None,
-                slide_number=first.slide_number if first else None,
-                sheet_name=first.sheet_name if first else None,
-                row_number=first.row_number if first else None,
-                column_number=first.column_number if first else None,
-                paragraph_number=first.paragraph_number if first else None,
-                list_style=typed.list_style if typed else None,
-                code_language=typed.code_language if typed else None,
-                lens=lens,
-                embedding_text=text[c0:c1],
-            )
-        )
+        chunk_text = text[c0:c1]
+        # fields in the model's order; computed here, so validation would only cost time
+        chunks.append(_new_chunk({
+            "chunk_id": chunk_id,
+            "doc_id": doc_id,
+            "chunk_index": index,
+            "total_chunks": total,
+            "start_char": c0,
+            "end_char": c1,
+            "text": chunk_text,
+            "token_count": n_tokens,
+            "chunk_type": ctype,
+            "section_path": first.section_path if first else "",
+            "ancestry_titles": list(first.ancestry_titles) if first else [],
+            "line_from": line_no,
+            "line_to": line_no + text.count("\n", c0, c1 - 1),
+            "page_number": pages[0] if pages else None,
+            "page_end": pages[-1] if pages else None,
+            "slide_number": first.slide_number if first else None,
+            "sheet_name": first.sheet_name if first else None,
+            "row_number": first.row_number if first else None,
+            "column_number": first.column_number if first else None,
+            "paragraph_number": first.paragraph_number if first else None,
+            "list_style": typed.list_style if typed else None,
+            "code_language": typed.code_language if typed else None,
+            "lens": lens,
+            "embedding_text": chunk_text,
+        }))
     return chunks

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,21 +64,42 @@ def token_byte_lengths(name: str = "cl100k_base") -> np.ndarray:
     return lengths
 
 
-def token_char_offsets(text: str, tokens: list[int], name: str = "cl100k_base") -> np.ndarray:
+def encode_tokens(text: str, name: str = "cl100k_base") -> np.ndarray:
+    """`encode_ordinary(text)` as a numpy array (uint32), without building a list of ints.
+
+    tiktoken's buffer encoder with no special token allowed yields exactly the ordinary tokens
+    (special-token text is encoded as plain text); the list form costs a Python int per token.
+    Text that is not valid UTF-8 (lone surrogates) takes tiktoken's own repairing path.
+    """
+    enc = get_encoding(name)
+    try:
+        return enc.encode_to_numpy(text, disallowed_special=())
+    except UnicodeEncodeError:
+        return np.asarray(enc.encode_ordinary(text), dtype=np.uint32)
+
+
+def token_char_offsets(
+    text: str, tokens: Sequence[int] | np.ndarray, name: str = "cl100k_base"
+) -> np.ndarray:
     """Character offset at which each token starts, plus `len(text)` at the end.
 
     Token byte lengths are summed to byte offsets, then mapped to character offsets; a
     boundary inside a multi-byte character moves to that character's start.
     """
-    if not tokens:
+    n = len(tokens)
+    if not n:
         return np.array([len(text)], dtype=np.int64)
-    lengths = token_byte_lengths(name)[np.asarray(tokens, dtype=np.int64)]
-    byte_starts = np.concatenate(([0], np.cumsum(lengths)))
+    byte_starts = np.empty(n + 1, dtype=np.int64)
+    byte_starts[0] = 0
+    np.cumsum(token_byte_lengths(name)[np.asarray(tokens)], out=byte_starts[1:])
     if text.isascii():
         return byte_starts
     raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    is_lead = (raw & 0xC0) != 0x80
-    # char index of each byte = number of lead bytes before it (continuations map to their lead)
-    char_of_byte = np.cumsum(is_lead) - 1
-    char_of_byte = np.concatenate((char_of_byte, [len(text)]))
-    return np.asarray(char_of_byte[np.minimum(byte_starts, len(raw))], dtype=np.int64)
+    # char index of each byte = number of lead bytes up to it, minus one (continuation bytes
+    # map to their lead byte); one past the last byte maps to len(text)
+    char_of_byte = np.empty(len(raw) + 1, dtype=np.int64)
+    np.cumsum((raw & 0xC0) != 0x80, out=char_of_byte[:-1])
+    char_of_byte[:-1] -= 1
+    char_of_byte[-1] = len(text)
+    np.minimum(byte_starts, len(raw), out=byte_starts)
+    return char_of_byte[byte_starts]
