@@ -61,6 +61,8 @@ class Source(BaseModel):
     distance: float | None = None
     viewUrl: str | None = None  # noqa: N815
     downloadUrl: str | None = None  # noqa: N815
+    archiveBrowseUri: str | None = None  # noqa: N815 - archive Markdown view (specs/004)
+    archiveDownloadUri: str | None = None  # noqa: N815 - archived original
     label: str = "document"
     cited: bool = False
 
@@ -94,6 +96,8 @@ def source_of(result: RetrievalResult, number: int | None) -> Source:
         sectionPath=result.section_path, lens=result.lens, startChar=result.start_char,
         endChar=result.end_char, score=result.score, distance=result.distance,
         viewUrl=result.view_url, downloadUrl=result.download_url, cited=number is not None,
+        archiveBrowseUri=result.archive_browse_uri,
+        archiveDownloadUri=result.archive_download_uri,
     )
 
 

@@ -325,9 +325,10 @@ class Archive:
         root_id = _check_doc_id(items[0].record.doc_id)
         base = self.ensure_root()
         token = secrets.token_hex(4)
-        tmp = confined(base, f".tmp-{root_id}-{token}")
-        target = confined(base, root_id)
-        old = confined(base, f".old-{root_id}-{token}")
+        # the id is checked above, so these names cannot leave `base`; they are not resolved,
+        # so a symlink planted at `target` is moved away, never followed
+        tmp, target, old = (base / f".tmp-{root_id}-{token}", base / root_id,
+                            base / f".old-{root_id}-{token}")
         try:
             tmp.mkdir(mode=0o700)
             tmp.chmod(0o700)
@@ -345,12 +346,12 @@ class Archive:
         try:
             yield
         except BaseException:
-            shutil.rmtree(target, ignore_errors=True)
+            _discard(target)
             if had_old:
                 os.rename(old, target)
             raise
         if had_old:
-            shutil.rmtree(old, ignore_errors=True)
+            _discard(old)
 
     # --- maintenance -----------------------------------------------------------------------
 
@@ -360,11 +361,7 @@ class Archive:
             return
         for doc_id in doc_ids:
             if _DOC_ID.match(doc_id or ""):
-                path = self.root / doc_id
-                if path.is_symlink():
-                    path.unlink()
-                elif path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
+                _discard(self.root / doc_id)
 
     def entries(self) -> list[str]:
         """Names of the entry folders (root document ids)."""
@@ -390,10 +387,7 @@ class Archive:
             except OSError:
                 continue
             if path.name.startswith(_TEMP_PREFIXES) or path.name not in known_roots:
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
+                _discard(path)
                 removed.append(path.name)
         return sorted(removed)
 
@@ -423,6 +417,14 @@ class Archive:
             return self.path_of(uri).is_file()
         except ArchivePathError:
             return False
+
+
+def _discard(path: Path) -> None:
+    """Remove a folder tree, or a file or symlink (never following it)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _str(value: object) -> str:

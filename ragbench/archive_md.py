@@ -304,7 +304,7 @@ def render_email(
     for number, message in enumerate(messages, start=1):
         lines.append(f"## Message {number}")
         for label, value in (("From", message.sender), ("To", message.to), ("Cc", message.cc),
-                             ("Date", _date(message)), ("Subject", message.subject
+                             ("Date", _date(message) or "unknown"), ("Subject", message.subject
                                                         if message.subject != subject else "")):
             if value:
                 lines.append(f"**{label}:** {md_escape(value)}  ")

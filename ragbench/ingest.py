@@ -24,6 +24,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from ragbench import versioning
+from ragbench.archive import Archive, ArchiveError, ArchiveItem
+from ragbench.archive_ops import set_links
 from ragbench.chunking import chunk_document
 from ragbench.config import Settings
 from ragbench.context import (
@@ -42,7 +45,7 @@ from ragbench.context import (
 )
 from ragbench.embeddings import CachedEmbedder
 from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
-from ragbench.models import Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
+from ragbench.models import Block, Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
 from ragbench.parsers import parse_bytes
 from ragbench.parsers.base import ParseError
 from ragbench.store.catalog import Catalog
@@ -73,6 +76,8 @@ class Unit:
     text: str
     chunks: list[Chunk]
     data: bytes
+    blocks: list[Block] = field(default_factory=list)
+    parse_seconds: float | None = None
 
 
 @dataclass
@@ -108,7 +113,9 @@ class Ingestor:
         embedder: Callable[[], CachedEmbedder],
         settings: Settings,
         files_dir: Path,
+        archive: Archive | None = None,
     ) -> None:
+        self.archive = archive
         self.catalog = catalog
         self._vectors = vectors
         self._embedder = embedder
@@ -215,7 +222,9 @@ class Ingestor:
         path = (path or []) + [name]
         doc_id = compute_doc_id(source_id, file_hash(data))
         record = self._record(doc_id, source_id, name, data, decision, parent, path)
+        parse_started = time.perf_counter()
         parsed = parse_bytes(data, name)
+        parse_seconds = time.perf_counter() - parse_started
         record.format = parsed.format
         record.title = parsed.title or Path(name).stem
         record.metadata = dict(parsed.metadata)
@@ -224,7 +233,7 @@ class Ingestor:
             self.settings.tokenizer,
         )
         self.contextualize(record, parsed.text, chunks)
-        units = [Unit(record, parsed.text, chunks, data)]
+        units = [Unit(record, parsed.text, chunks, data, parsed.blocks, parse_seconds)]
         failures: list[FileResult] = []
         seen: dict[str, int] = {}
         for att in parsed.attachments:
@@ -284,6 +293,9 @@ class Ingestor:
         except (IdCollisionError, sqlite3.IntegrityError) as e:
             result.status, result.error = "failed", f"id collision, nothing stored: {e}"
             return [result]
+        except ArchiveError as e:
+            result.status, result.error = "failed", f"archive not written, nothing stored: {e}"
+            return [result]
         result.chunks = len(units[0].chunks)
         result.seconds = time.perf_counter() - planned.started
         children = [
@@ -342,10 +354,12 @@ class Ingestor:
             ]
             store.upsert([c.chunk_id for c in chunks], vectors, metas)
         _pause_point("after_vectors")
-        with self.catalog.transaction() as tx:
+        # the archive entry is swapped in before the commit and removed again if it fails
+        with self._archived(units), self.catalog.transaction() as tx:
             removed = self.catalog.delete_documents(tx, replaced)
             for unit in units:
                 self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
+                set_links(tx, unit.record)
         _pause_point("after_commit")
         new_ids = {c.chunk_id for c in chunks}
         stale = [cid for cid in removed if cid not in new_ids]
@@ -355,6 +369,16 @@ class Ingestor:
         for doc_id in replaced:
             if doc_id not in kept:
                 shutil.rmtree(self.files_dir / doc_id, ignore_errors=True)
+        if self.archive is not None:
+            self.archive.remove([d for d in replaced if d not in kept])
+
+    def _archived(self, units: list[Unit]) -> AbstractContextManager[None]:
+        """The archive entry of a stored file (see `ragbench.archive`), or nothing."""
+        if self.archive is None:
+            return nullcontext()
+        return self.archive.publishing(
+            [ArchiveItem(u.record, u.text, u.blocks, u.data, u.parse_seconds) for u in units]
+        )
 
     def _embed(self, chunks: list[Chunk], progress: Progress | None) -> np.ndarray:
         if not chunks:

@@ -198,6 +198,8 @@ def result_from_row(
         score=round(float(score), 6), rank=rank, mode=mode,
         distance=None if distance is None else round(distance, 6),
         download_url=uri, view_url=f"{uri}#chars={row['start_char']}-{row['end_char']}",
+        archive_browse_uri=row.get("archive_browse_uri"),
+        archive_download_uri=row.get("archive_download_uri"),
     )
 
 

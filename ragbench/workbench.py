@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.answer import Answerer, ChatResponse
+from ragbench.archive import ARCHIVE_DIR, Archive, ArchiveError
 from ragbench.config import Settings, load_settings
 from ragbench.embeddings import CachedEmbedder, make_embedder
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
@@ -75,11 +76,13 @@ class Workbench:
         self.settings = settings or load_settings(self.workspace)
         self.catalog = Catalog(self.workspace / "catalog.sqlite")
         self.files_dir = self.workspace / "files"
+        self.archive = Archive(self.workspace / ARCHIVE_DIR)
         self.ingestor = Ingestor(
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
-            self.files_dir,
+            self.files_dir, archive=self.archive,
         )
         self._sweep_files()
+        self.archive.sweep(self.catalog.all_doc_ids(), min_age=600)  # crash leftovers only
         self.retriever = Retriever(
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
         )
@@ -264,11 +267,14 @@ class Workbench:
         if record is None:
             raise WorkbenchError(f"no document with id {doc_id!r} (see `ragbench stats`)")
         chunks = self.catalog.chunks_of(doc_id)
+        links = {"archive_browse_uri": record.archive_browse_uri,
+                 "archive_download_uri": record.archive_download_uri}
         return {
             "document": record.model_dump(),
             "text": self.catalog.document_text(doc_id) or "",
             "chunks": [
-                {k: v for k, v in c.items() if k not in ("rowid", "embedding_text")} for c in chunks
+                {**{k: v for k, v in c.items() if k not in ("rowid", "embedding_text")}, **links}
+                for c in chunks
             ],
             "children": self.catalog.children(doc_id),
         }
@@ -353,14 +359,18 @@ class Workbench:
             row = rows[chunk_id]
             return {"status": "live", "chunk_id": chunk_id, "doc_id": row["doc_id"],
                     "text": row["text"], "start_char": row["start_char"],
-                    "end_char": row["end_char"], "source_id": row["source_id"]}
+                    "end_char": row["end_char"], "source_id": row["source_id"],
+                    "archive_browse_uri": row["archive_browse_uri"],
+                    "archive_download_uri": row["archive_download_uri"]}
         for answer in self.saved_answers(limit=10_000):
             for source in answer.sources:
                 if source.id == chunk_id:
                     return {"status": "archived", "chunk_id": chunk_id,
                             "doc_id": source.documentId, "text": source.chunkText,
                             "start_char": source.startChar, "end_char": source.endChar,
-                            "source_id": source.sourceId, "answer_id": answer.answer_id}
+                            "source_id": source.sourceId, "answer_id": answer.answer_id,
+                            "archive_browse_uri": source.archiveBrowseUri,
+                            "archive_download_uri": source.archiveDownloadUri}
         raise WorkbenchError(f"unknown chunk id {chunk_id!r}")
 
     # --- maintenance -------------------------------------------------------------------------
@@ -370,11 +380,15 @@ class Workbench:
         if self.catalog.get_document(doc_id, include_failed=True) is None:
             raise WorkbenchError(f"no document with id {doc_id!r}")
         doc_ids = [doc_id, *self.catalog.children(doc_id)]
+        record = self.catalog.get_document(doc_id, include_failed=True)
         with self.catalog.transaction() as tx:
             removed = self.catalog.delete_documents(tx, doc_ids)
         self.vectors.delete(removed)
         for d in doc_ids:
             shutil.rmtree(self.files_dir / d, ignore_errors=True)
+        self.archive.remove([doc_id])
+        if record is not None and record.root_doc_id:  # an attachment: redo its thread's entry
+            self.archive_build(roots=[record.root_doc_id])
         return len(removed)
 
     def clear(self) -> dict[str, int]:
@@ -383,7 +397,46 @@ class Workbench:
         self.catalog.clear()
         self.vectors.reset()
         shutil.rmtree(self.files_dir, ignore_errors=True)
+        self.archive.clear()
         return {"documents": stats["documents"], "chunks": stats["chunks"]}
+
+    # --- archive (specs/004 Phase 2; see ragbench.archive) -----------------------------------
+
+    def archive_check(self) -> dict[str, Any]:
+        """Archive links whose file is missing, documents without an entry, broken view links."""
+        from ragbench.archive_ops import check
+
+        return check(self.catalog, self.archive)
+
+    def archive_build(
+        self, force: bool = False, roots: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Write archive entries for stored documents without a complete one (all: `force`),
+        from the originals under files/; `roots` limits it to these threads.
+        """
+        from ragbench.archive_ops import build
+
+        return build(self.catalog, self.archive, self.files_dir, force, roots)
+
+    def archive_tree(self) -> list[dict[str, Any]]:
+        """Archived documents as a forest (email threads with attachments as children)."""
+        from ragbench.archive_ops import tree
+
+        return tree(self.catalog)
+
+    def archive_text(self, uri: str) -> str:
+        """A Markdown view by its `archive_browse_uri` (confined to the archive)."""
+        try:
+            return self.archive.read_text(uri)
+        except ArchiveError as e:
+            raise WorkbenchError(str(e)) from e
+
+    def archive_bytes(self, uri: str) -> bytes:
+        """An archived original by its `archive_download_uri` (confined to the archive)."""
+        try:
+            return self.archive.read_bytes(uri)
+        except ArchiveError as e:
+            raise WorkbenchError(str(e)) from e
 
     def doctor(self, repair: bool = True) -> dict[str, Any]:
         """Check catalog, FTS, Chroma and stored files agree; repair drift when `repair`."""

@@ -273,7 +273,24 @@ class Catalog:
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
             rows = self.conn.execute(
-                "SELECT c.*, d.source_id, d.title AS source_title, d.file_name "  # noqa: S608
+                "SELECT c.*, d.source_id, d.title AS source_title, d.file_name, "  # noqa: S608
+                "d.archive_browse_uri, d.archive_download_uri "
+                "FROM chunks c JOIN documents d USING (doc_id) "
+                f"WHERE +d.status = 'indexed' AND c.chunk_id IN ({marks})",
+                part,
+            ).fetchall()
+            out.update({r["chunk_id"]: dict(r) for r in rows})
+        return out
+
+    def contradiction_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Chunk text with lens, document, thread root and document date (e-mail Date)."""
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(chunk_ids), 500):
+            part = list(chunk_ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                "SELECT c.chunk_id, c.doc_id, c.lens, c.text, d.root_doc_id, "  # noqa: S608
+                "json_extract(d.metadata, '$.date') AS doc_date "
                 "FROM chunks c JOIN documents d USING (doc_id) "
                 f"WHERE +d.status = 'indexed' AND c.chunk_id IN ({marks})",
                 part,

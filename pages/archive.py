@@ -1,0 +1,125 @@
+"""Archive: documents as a tree (email threads with their attachments), each one's Markdown view
+and its original for download. UI only; everything comes from `Workbench.archive_*`.
+
+Document text is untrusted: views are rendered with `st.markdown` *without* unsafe_allow_html
+(Streamlit then escapes HTML), and ragbench escapes document text in the views it writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import streamlit as st
+
+from ragbench.archive import sanitize_name
+from ragbench.workbench import WorkbenchError
+
+MAX_ROOTS = 500
+"""Top-level documents listed at once (the filter narrows a larger archive)."""
+
+wb = st.session_state["workbench"]
+st.title("Archive")
+
+tree = wb.archive_tree()
+if not tree:
+    st.info("The archive is empty. Documents appear here once they are ingested "
+            "(Library page, or `ragbench ingest`).")
+    st.stop()
+
+
+def walk(nodes: list[dict[str, Any]], depth: int = 0) -> Iterator[tuple[int, Any]]:
+    """(depth, record) of every node, depth first."""
+    for node in nodes:
+        yield depth, node["document"]
+        yield from walk(node["children"], depth + 1)
+
+
+def label(depth: int, doc: Any) -> str:
+    """Plain-text option label: indentation, kind, title or file name."""
+    icon = "✉" if doc.format == "eml" else ("⚠" if doc.status == "failed" else "📄")
+    name = doc.file_name if depth else (doc.title or doc.file_name)
+    return ("\u2003" * depth + ("└ " if depth else "") + f"{icon} {name}")[:160]
+
+
+unbuilt = [d.doc_id for _, d in walk(tree) if not d.archive_browse_uri]
+if unbuilt:
+    st.warning(f"{len(unbuilt)} documents have no archive entry yet (stored before the archive "
+               "existed).")
+    if st.button("Build the missing archive entries", key="archive_build"):
+        with st.spinner("Writing archive entries…"):
+            report = wb.archive_build()
+        st.success(f"{len(report['rebuilt'])} entries written.")
+        if report["without_original"]:
+            st.info(f"{len(report['without_original'])} documents had no stored original: "
+                    "their views come from the stored text, without a download link.")
+        st.rerun()
+
+col_tree, col_view = st.columns([1, 2], gap="medium")
+with col_tree:
+    needle = st.text_input("Filter", placeholder="title, file name or source", key="archive_q")
+    roots = tree
+    if needle:
+        low = needle.lower()
+        roots = [n for n in tree if any(
+            low in f"{d.title or ''} {d.file_name} {d.source_id}".lower()
+            for _, d in walk([n]))]
+    if len(roots) > MAX_ROOTS:
+        st.caption(f"Showing the newest {MAX_ROOTS} of {len(roots)} documents; filter to narrow.")
+        roots = roots[:MAX_ROOTS]
+    entries = list(walk(roots))
+    if not entries:
+        st.info("No document matches the filter.")
+        st.stop()
+    labels = {d.doc_id: label(depth, d) for depth, d in entries}
+    wanted = st.query_params.get("doc")
+    ids = list(labels)
+    doc_id = st.selectbox("Document", ids, format_func=labels.__getitem__, key="archive_doc",
+                          index=ids.index(wanted) if wanted in labels else 0)
+    st.caption(f"{len(tree)} top-level documents, {sum(1 for _ in walk(tree))} with attachments")
+
+doc = next(d for _, d in entries if d.doc_id == doc_id)
+with col_view:
+    facts = [doc.format or "unknown format", f"{doc.size_bytes:,} bytes", f"lens {doc.lens}",
+             f"id {doc.doc_id}"]
+    if doc.parent_doc_id:
+        facts.append(f"attachment of {doc.parent_doc_id}")
+    st.caption(" · ".join(facts))
+    st.text(doc.source_id)
+    if doc.status == "failed":
+        st.error(f"Not extracted: {doc.error}")
+    actions = st.columns(2)
+    if doc.archive_download_uri:
+        try:
+            data = wb.archive_bytes(doc.archive_download_uri)
+        except WorkbenchError as e:
+            actions[0].error(str(e))
+        else:
+            actions[0].download_button(
+                "Download original", data, key=f"archive-dl-{doc.doc_id}",
+                file_name=sanitize_name(doc.file_name),
+            )
+    raw = actions[1].toggle("Show Markdown source", key="archive_raw")
+    if doc.archive_browse_uri:
+        try:
+            view = wb.archive_text(doc.archive_browse_uri)
+        except WorkbenchError as e:
+            st.error(f"{e} — run `ragbench archive check`.")
+        else:
+            with st.container(height=640, border=True):
+                if raw:
+                    st.code(view, language="markdown", wrap_lines=True)
+                else:
+                    st.markdown(view)  # no unsafe_allow_html: any HTML in it shows as text
+    else:
+        st.info("No archive entry for this document yet; use the button above.")
+
+with st.expander("Check archive links"):
+    if st.button("Run check", key="archive_check"):
+        report = wb.archive_check()
+        if report["ok"]:
+            st.success(f"All {report['links_checked']} links resolve.")
+        else:
+            st.error(f"{len(report['missing'])} missing files, {len(report['not_built'])} "
+                     f"documents without entry, {len(report['broken_links'])} broken links.")
+            st.dataframe(report["missing"] + report["broken_links"], hide_index=True)
