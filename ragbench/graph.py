@@ -135,7 +135,8 @@ class ContextGraph:
         rows = np.arange(start, len(self.nodes))
         for etype in CAPPED:
             i, j, s = self._candidates(etype, rows)
-            mirrored = (j, i, s)  # scores are symmetric: old rows may now prefer a new one
+            old = j < start  # scores are symmetric: old rows may now prefer a new one
+            mirrored = (j[old], i[old], s[old])  # (new-new pairs are already both ways)
             self.kept[etype] = gb.top_k(gb.concat([self.kept[etype], (i, j, s), mirrored]),
                                         self.params.degree_cap)
         self._derive_edges(len(self.nodes))
@@ -216,8 +217,9 @@ class ContextGraph:
             weights = {t: self.termer.idf(t) for t in set().union(*sets)}
             x, xw = gb.overlap_matrix(sets, weights)
             return gb.overlap_pairs(x, xw, self.params.min_shared_terms, rows)
-        # periods: a key in more chunks than the key-term limit is not distinctive either
-        x, xw = gb.overlap_matrix(self.periods, None, max_df=self.termer.max_df())
+        # periods: one mentioned by very many chunks (a year in a large corpus) says little and
+        # would cost df^2 pairs; small corpora keep every period
+        x, xw = gb.overlap_matrix(self.periods, None, max_df=max(50, len(self.nodes) // 50))
         return gb.overlap_pairs(x, xw, 1, rows)
 
     def _group_edges(self, spec: bool) -> dict[str, gb.Pairs]:

@@ -177,6 +177,8 @@ class RetrievalResult(BaseModel):
     archive_url: str | None = None
     archive_browse_uri: str | None = None
     archive_download_uri: str | None = None
+    expanded_from: str | None = Field(None, description="graph mode: the seed chunk it came from")
+    edge_type: str | None = Field(None, description="graph mode: the edge it came through")
 
 
 

@@ -8,13 +8,14 @@
   score fusion), tuned on SciFact (README "Retrieval").
 - `balanced`: the best `chunks_per_lens` hybrid results of every lens (specs/002), interleaved
   by rank so no single point of view crowds out the others.
-- `graph`: a hook; the graph issue registers an expander via `Retriever.graph_expander`.
+- `graph`: hybrid seeds expanded over the context graph and re-ranked by relevance and lens
+  diversity (`ragbench.graph_retrieval`); plain hybrid until a graph exists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from ragbench.config import Settings
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from ragbench.graph import ContextGraph
 
 MODES = ("fts", "vector", "hybrid", "balanced", "graph")
 
@@ -36,10 +40,6 @@ class QueryEmbedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of one query."""
         ...
-
-
-GraphExpander = Callable[[list[RetrievalResult], int], list[RetrievalResult]]
-"""(seed results, top_k) -> results including graph neighbours."""
 
 
 def rrf_fuse(
@@ -83,7 +83,8 @@ class Retriever:
         self._vectors = vectors
         self._embedder = embedder
         self.settings = settings
-        self.graph_expander: GraphExpander | None = None
+        self.graph: Callable[[], ContextGraph | None] | None = None
+        """Provider of the workspace's context graph for the `graph` mode (set by Workbench)."""
 
     def search(
         self,
@@ -112,10 +113,7 @@ class Retriever:
             return self._resolve(self._hybrid(query, k, filters, level), mode, k)
         if mode == "balanced":
             return self._balanced(query, filters, level)
-        seeds = self._resolve(self._hybrid(query, k, filters, level), "graph", k)
-        if self.graph_expander is None:
-            return seeds  # no graph built yet: graph mode degrades to hybrid
-        return self.graph_expander(seeds, k)
+        return self._graph(query, k, filters, level)
 
     # --- modes -------------------------------------------------------------------------------
 
@@ -136,15 +134,55 @@ class Retriever:
     def _hybrid(
         self, query: str, k: int, filters: SearchFilters | None, level: str
     ) -> list[tuple[str, float]]:
+        return self._fuse(*self._hybrid_lists(query, k, filters, level))
+
+    def _hybrid_lists(
+        self, query: str, k: int, filters: SearchFilters | None, level: str
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         depth = max(self.settings.hybrid_candidates, k)
         fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
-        vec = self._vector(query, depth, filters)
+        return fts, self._vector(query, depth, filters)
+
+    def _fuse(
+        self, fts: list[tuple[str, float]], vec: list[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
         w = self.settings.hybrid_vector_weight
         if self.settings.hybrid_fusion == "score":
             return score_fuse([(fts, 1.0 - w), (vec, w)])
         return rrf_fuse(
             [([c for c, _ in fts], 1.0 - w), ([c for c, _ in vec], w)], self.settings.rrf_k
         )
+
+    def _graph(
+        self, query: str, k: int, filters: SearchFilters | None, level: str
+    ) -> list[RetrievalResult]:
+        """Hybrid seeds expanded over the context graph, re-ranked (ragbench.graph_retrieval)."""
+        from ragbench import graph_retrieval as gr
+
+        fts, vec = self._hybrid_lists(query, k, filters, level)
+        fused = self._fuse(fts, vec)
+        graph = self.graph() if self.graph else None
+        if graph is None or not len(graph):
+            return self._resolve(fused, "graph", k)  # no graph yet: graph mode is hybrid
+        try:
+            edge_types = gr.parse_edge_types(self.settings.graph_edge_types)
+        except ValueError as e:
+            raise RetrievalError(f"graph_edge_types: {e}") from e
+        vector_range = (min(s for _, s in vec), max(s for _, s in vec)) if vec else None
+        query_vector = self._embedder().embed_query(query) if vec else None
+        scores, via = gr.expand(graph, fused, query_vector, vector_range,
+                                self.settings.graph_seed_limit, self.settings.graph_hops,
+                                edge_types)
+        rows = self.catalog.get_chunks(list(scores))
+        rows = {c: r for c, r in rows.items() if c not in via or gr.passes(r, filters)}
+        ranked = gr.diverse_order(scores, rows, k)
+        out = []
+        for rank, (cid, score) in enumerate(ranked, 1):
+            result = result_from_row(rows[cid], score, rank, "graph")
+            if cid in via:
+                result.expanded_from, result.edge_type = via[cid]
+            out.append(result)
+        return out
 
     def _balanced(
         self, query: str, filters: SearchFilters | None, level: str
