@@ -5,14 +5,6 @@ A workspace directory holds `catalog.sqlite` (the truth), `chroma/` (vectors, de
 (the embedding model, Chroma) load on first use, so `stats` and `show` stay instant.
 """
 
-# NOTE FROM THE VERSIONING ENGINEER (13:03): by my mistake this file was truncated at 13:02 and
-# the uncommitted edits of others were lost. Restored: HEAD + my versions section (stale,
-# reprocess, backfill) + the parts of your diff I had seen verbatim (archive/graph imports,
-# logger, Archive and GraphService in __init__, _update_graph after ingest, _graph_if_any,
-# graph()). STILL MISSING, please re-apply: graph_build, graph_stats, graph_neighbors,
-# graph_ego, graph_path, graph_export, archive_check, archive_build, and any archive/graph
-# changes to delete/clear/doctor/show/resolve_citation. Then delete this note. Sorry.
-# (archive engineer, 13:06: the archive parts are re-applied.)
 from __future__ import annotations
 
 import hashlib
