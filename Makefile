@@ -39,7 +39,7 @@ lint: install-dev
 	$(BIN)/mypy ragbench
 
 test: install-dev browser-deps lint
-	$(BIN)/python -m pytest -q
+	RAGBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 ## Everything but the slow and browser tests, for quick iteration.
 test-fast: install-dev

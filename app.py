@@ -19,7 +19,8 @@ from ragbench.config import SettingsError, load_settings
 from ragbench.workbench import Workbench
 
 HERE = Path(__file__).resolve().parent
-HEALTH_ICON = {"ok": "🟢", "idle": "⚪", "warning": "🟠", "error": "🔴"}
+HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
+               "error": ":red[●]"}
 
 
 @st.cache_resource(show_spinner="Opening the workspace…", max_entries=2)

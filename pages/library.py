@@ -10,10 +10,10 @@ from ragbench.uploads import sanitize_name
 
 wb = st.session_state["workbench"]
 st.title("Library")
-NEW_LENS = "➕ New lens…"
+NEW_LENS = "+ New lens…"
 STAGES = {"parse": "Parse + chunk", "embed": "Embed", "index": "Index", "graph": "Graph"}
-STATUS_ICON = {"inserted": "🟢", "updated": "🔵", "reprocessed": "🟣", "skipped": "⚪",
-               "failed": "🔴"}
+STATUS_ICON = {"inserted": "+", "updated": "↑", "reprocessed": "↻", "skipped": "=",
+               "failed": "✗"}
 
 
 def report_table(report: dict) -> pd.DataFrame:
@@ -73,6 +73,7 @@ def ingest(files: list, lens: str) -> None:
                   state="error" if t["failed"] and t["failed"] == t["files"] else "complete",
                   expanded=False)
     st.session_state["last_ingest"] = report.model_dump()
+    st.session_state["lens_after_ingest"] = lens
     st.session_state["uploader_round"] = st.session_state.get("uploader_round", 0) + 1
     st.session_state["refresh_counts"]()
     st.rerun()
@@ -82,6 +83,10 @@ def ingest(files: list, lens: str) -> None:
 with st.container(border=True):
     st.subheader("Add files")
     lenses = wb.catalog.lenses()
+    if "lens_after_ingest" in st.session_state:  # preselect the lens just used
+        used = st.session_state.pop("lens_after_ingest")
+        if used in lenses:
+            st.session_state["lens_pick"] = used
     left, right = st.columns([1, 2])
     with left:
         choice = st.selectbox("Lens", [*lenses, NEW_LENS] if lenses else [NEW_LENS],
@@ -111,8 +116,7 @@ if last:
     st.success(f"Last ingest: {t['inserted']} inserted · {t['updated']} updated · "
                f"{t['reprocessed']} reprocessed · {t['skipped']} skipped · {t['failed']} failed "
                f"· {t['chunks']} chunks in {last['seconds']:.1f} s")
-    st.dataframe(report_table(last), hide_index=True, width="stretch",
-                 key="ingest_results")
+    st.table(report_table(last), hide_index=True)  # static: its text is in the page
 
 # --- documents -------------------------------------------------------------------------------
 st.subheader("Documents")

@@ -1,0 +1,96 @@
+"""The app in a real browser: upload two files through the file chooser, see the result table,
+ask a question, open citation [1] and see the highlighted passage, change a slider on Settings
+and save. Screenshots of every page go to tests/browser/artifacts/ (ignored by git)."""
+
+import re
+
+import pytest
+
+from ..conftest import SAMPLES
+from .conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+UPLOADS = [SAMPLES / "engineering" / "adr-007-postgres-16-migration.md",
+           SAMPLES / "business-framework" / "pricing-and-packaging.md"]
+QUESTION = "When does the Postgres 16 migration finish?"
+
+
+def wait_idle(page, timeout=60_000):
+    """Wait until Streamlit finished the current run (no 'Running…' status widget)."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
+
+
+def open_page(page, app_server, path, title):
+    page.goto(f"{app_server.url}/{path}")
+    page.get_by_role("heading", name=title, exact=True).first.wait_for()
+    wait_idle(page)
+
+
+def shot(page, name):
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_upload_ask_cite_and_settings(app_server, page):
+    # empty workspace: the dashboard is the default page and says so
+    open_page(page, app_server, "", "Dashboard")
+    page.get_by_text("The workspace is empty").wait_for()
+    shot(page, "01-dashboard-empty")
+
+    # Library: two files through the file chooser, into a new lens
+    open_page(page, app_server, "library", "Library")
+    page.get_by_label("New lens name").fill("team")
+    page.get_by_label("New lens name").press("Enter")
+    wait_idle(page)
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name=re.compile("Browse files|Upload")).first.click()
+    chooser.value.set_files([str(p) for p in UPLOADS])
+    ingest = page.get_by_role("button", name="Ingest 2 file(s)")
+    ingest.wait_for()
+    wait_idle(page)
+    ingest.click()
+    page.get_by_text(re.compile(r"Last ingest: 2 inserted")).wait_for(timeout=180_000)
+    results = page.get_by_test_id("stTable").first
+    results.wait_for()
+    table_text = results.inner_text()
+    assert "adr-007-postgres-16-migration.md" in table_text and "inserted" in table_text, table_text
+    shot(page, "02-library-ingested")
+    wait_idle(page)
+
+    # Chat: ask, click [1], see the cited passage highlighted in its document
+    open_page(page, app_server, "chat", "Chat")
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(QUESTION)
+    box.press("Enter")
+    cite = page.get_by_role("button", name="[1]", exact=True)
+    cite.wait_for(timeout=120_000)
+    wait_idle(page)
+    cite.click()
+    passage = page.get_by_test_id("stCode")
+    passage.first.wait_for()
+    assert "Postgres" in passage.first.inner_text()
+    page.get_by_text("lens team").first.wait_for()
+    shot(page, "03-chat-citation")
+
+    # Dashboard with data
+    open_page(page, app_server, "", "Dashboard")
+    page.get_by_text("Per chunk type").wait_for()
+    page.locator('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg'
+                 ).first.wait_for()
+    shot(page, "04-dashboard")
+
+    # Search
+    open_page(page, app_server, "search", "Search")
+    shot(page, "05-search")
+
+    # Settings: move the chunk-size slider, save, see what became stale
+    open_page(page, app_server, "settings", "Settings")
+    slider = page.get_by_role("slider").first
+    slider.focus()
+    slider.press("ArrowLeft")  # one step (32 tokens) smaller
+    wait_idle(page)
+    page.get_by_text(re.compile(r"need re-processing")).wait_for()
+    page.get_by_role("button", name="Save settings").click()
+    page.get_by_text(re.compile(r"Saved 1 setting\(s\): chunk_size")).wait_for()
+    page.get_by_text(re.compile(r"were made with other settings")).wait_for()
+    shot(page, "06-settings-saved")
