@@ -37,18 +37,32 @@ if stale.any:
         reprocess = getattr(wb, "reprocess", None)
         if callable(reprocess):
             if st.button("Re-process stale documents", type="primary", key="reprocess"):
-                with st.spinner(f"Re-processing {stale.documents:,} documents…"):
-                    try:
-                        outcome = reprocess()
-                    except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
-                        st.error(f"Re-processing failed: {e}")
-                    else:
-                        st.session_state["refresh_counts"]()
-                        totals = getattr(outcome, "totals", None)
-                        st.success(f"Re-processed: {totals}" if totals else "Re-processed.")
+                bar = st.progress(0.0, text=f"Re-processing {stale.documents:,} documents…")
+
+                def on_file(path: str, done: int, total: int) -> None:
+                    bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
+
+                try:
+                    outcome = reprocess(file_progress=on_file)
+                except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+                    st.error(f"Re-processing failed: {e}")
+                else:
+                    st.session_state["refresh_counts"]()
+                    st.session_state["reprocess_outcome"] = outcome.model_dump()
+                    st.rerun()
         else:
             st.caption("Re-process them from the command line: `ragbench ingest` the same "
                        "folders again (unchanged files are re-chunked and re-embedded).")
+done = st.session_state.pop("reprocess_outcome", None)
+if done:
+    counts = ", ".join(f"{v} {k}" for k, v in done.get("totals", {}).items())
+    st.success(f"Re-processed in {done.get('seconds', 0):.1f} s: {counts}")
+    failed = [r for r in done.get("results", []) if r["status"] == "failed"]
+    failed += [{"path": s["source_id"], "error": s.get("problem", "")}
+               for s in done.get("not_reprocessable", [])]
+    if failed:
+        st.warning("Not re-processed: " + "; ".join(
+            f"{r['path']}: {r.get('error') or ''}" for r in failed))
 
 # --- composition -----------------------------------------------------------------------------
 if stats["chunks"]:

@@ -121,11 +121,16 @@ if stale_now.any and not changed:
                "(see the Dashboard).")
     reprocess = getattr(wb, "reprocess", None)
     if callable(reprocess) and st.button("Re-process now", key="settings_reprocess"):
-        with st.spinner("Re-processing…"):
-            try:
-                reprocess()
-            except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
-                st.error(f"Re-processing failed: {e}")
-            else:
-                st.session_state["refresh_counts"]()
-                st.success("Re-processed.")
+        bar = st.progress(0.0, text="Re-processing…")
+
+        def on_file(path: str, done: int, total: int) -> None:
+            bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
+
+        try:
+            outcome = reprocess(file_progress=on_file)
+        except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+            st.error(f"Re-processing failed: {e}")
+        else:
+            st.session_state["refresh_counts"]()
+            counts = ", ".join(f"{v} {k}" for k, v in outcome.totals.items())
+            st.success(f"Re-processed in {outcome.seconds:.1f} s: {counts}")

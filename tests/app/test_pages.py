@@ -122,6 +122,15 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
     assert any("were made with other chunk settings" in w.value for w in fresh.warning)
     fresh.switch_page("pages/settings.py").run()
     assert any("were made with other settings" in w.value for w in fresh.warning)
+    # the dashboard's button re-processes them with the saved settings
+    fresh.switch_page("pages/dashboard.py").run()
+    fresh.button(key="reprocess").click().run()
+    assert not fresh.exception, fresh.exception
+    assert any(s.value.startswith("Re-processed in") for s in fresh.success)
+    after = Workbench(ws)
+    assert after.stale_report().documents == 0
+    assert {c["token_count"] <= 512 for d in after.catalog.list_documents()
+            for c in after.catalog.chunks_of(d.doc_id)} == {True}
 
 
 def test_settings_reject_overlap_not_below_size(tmp_path, monkeypatch):
