@@ -34,6 +34,9 @@ from ragbench.tokenizer import encode_tokens, get_encoding, token_char_offsets
 
 # the position right after a sentence's closing punctuation: cl100k tokens start with the space
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
+# the same matches read backwards, in the reversed text: the space after a sentence end, the
+# closing marks, the sentence mark (the match starts at that space), or a newline
+_SENTENCE_END_REVERSED = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u2026\u3002]|\n")
 _WHOLE_TYPES = ("table", "code")
 
 
@@ -69,6 +72,7 @@ class _Plan:
         blocks = doc.blocks
         self.text = doc.text
         self.offs = offs
+        self._reversed: str | None = None
         self.block_cuts: list[int] = []
         self.whole: list[tuple[int, int]] = []  # (start token, end token) of tables/code
         self.whole_starts: list[int] = []
@@ -91,15 +95,26 @@ class _Plan:
         """The last token in [lo, hi] where a sentence or line ends, or None.
 
         The search is confined to the characters of tokens lo..hi (the lookahead of a sentence
-        end does not see past them), exactly as if that stretch were searched on its own.
+        end does not see past them), exactly as if that stretch were searched on its own. It
+        runs backwards, as a forward search of the reversed pattern in the reversed text: the
+        first reversed match is the last forward one, found without scanning the stretch. (A
+        newline that is also the space after a sentence mark ends the later match itself.)
         """
-        offs = self.offs
-        last = None
-        for last in _SENTENCE_END.finditer(self.text, int(offs[lo]), int(offs[hi])):  # noqa: B007
-            pass
-        if last is None:
+        offs, rev = self.offs, self.reversed_text
+        size = len(rev)
+        c_lo, c_hi = int(offs[lo]), int(offs[hi])
+        m = _SENTENCE_END_REVERSED.search(rev, size - c_hi, size - c_lo)
+        if m is None:
             return None
-        return int(offs.searchsorted(last.end(), side="left"))
+        # a newline ends where it stands; a sentence mark ends before its following space
+        end = size - m.start() if rev[m.start()] == "\n" else size - m.start() - 1
+        return int(offs.searchsorted(end, side="left"))
+
+    @property
+    def reversed_text(self) -> str:
+        if self._reversed is None:
+            self._reversed = self.text[::-1]
+        return self._reversed
 
     def first_sentence_cut(self, lo: int, hi: int) -> int | None:
         """The first token in [lo, hi] where a sentence or line ends, or None."""

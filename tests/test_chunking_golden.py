@@ -190,7 +190,8 @@ def test_chunks_are_built_without_model_construct():
 PIECES = st.sampled_from(
     ["alpha", "beta", "Gamma.", "delta,", "épée", "naïve", "数据", "🙂", "x" * 30, "end.", "\n",
      "  ", "\n\n", "1024", "(note)", "über?", "tab\t", "a-b", "“quoted.”", "<|endoftext|>",
-     "코로나", "…", "。", " \u00a0", "\r\n", "e\u0301", "| a | b |"]
+     "코로나", "…", "。", " \u00a0", "\r\n", "e\u0301", "| a | b |", "3.14", "e.g.x", ".\"",
+     "!)", "?\u2019\u201d", "." + ")" * 20, "\"" * 17 + ".", "]" * 15, "x" * 200]
 )
 BLOCKS = st.tuples(
     st.sampled_from(["text", "text", "heading", "list", "table", "code", "media"]),
