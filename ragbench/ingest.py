@@ -355,11 +355,13 @@ class Ingestor:
             store.upsert([c.chunk_id for c in chunks], vectors, metas)
         _pause_point("after_vectors")
         # the archive entry is swapped in before the commit and removed again if it fails
-        with self._archived(units), self.catalog.transaction() as tx:
-            removed = self.catalog.delete_documents(tx, replaced)
-            for unit in units:
-                self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
-                set_links(tx, unit.record)
+        with self._archived(units):
+            _pause_point("after_archive")
+            with self.catalog.transaction() as tx:
+                removed = self.catalog.delete_documents(tx, replaced)
+                for unit in units:
+                    self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
+                    set_links(tx, unit.record)
         _pause_point("after_commit")
         new_ids = {c.chunk_id for c in chunks}
         stale = [cid for cid in removed if cid not in new_ids]
