@@ -658,10 +658,11 @@ class Workbench:
                                             error="original no longer available"))
                     continue
                 items.append((data, item.file_name, item.source_id, item.source_id))
-            hits, misses = self.embedder.hits, self.embedder.misses
+            misses = self.embedder.misses
             report.results = self._ingest_items(items, None, progress, file_progress)
             report.embedded = self.embedder.misses - misses
-            report.cached = self.embedder.hits - hits
+            stored = sum(r.chunks for r in report.results if r.status == "reprocessed")
+            report.cached = max(stored - report.embedded, 0)
         report.totals = dict(Counter(r.status for r in report.results))
         report.totals["stale"] = len(stale)
         report.totals["not_reprocessable"] = len(report.not_reprocessable)
