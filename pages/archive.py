@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from ragbench.archive import sanitize_name
+from ragbench.archive_ops import rewrite_links
 from ragbench.workbench import WorkbenchError
 
 MAX_ROOTS = 500
@@ -79,6 +80,8 @@ with col_tree:
     st.caption(f"{len(tree)} top-level documents, {sum(1 for _ in walk(tree))} with attachments")
 
 doc = next(d for _, d in entries if d.doc_id == doc_id)
+targets = {uri: f"?doc={d.doc_id}" for _, d in walk(tree)
+           for uri in (d.archive_browse_uri, d.archive_download_uri) if uri}
 with col_view:
     facts = [doc.format or "unknown format", f"{doc.size_bytes:,} bytes", f"lens {doc.lens}",
              f"id {doc.doc_id}"]
@@ -109,8 +112,9 @@ with col_view:
             with st.container(height=640, border=True):
                 if raw:
                     st.code(view, language="markdown", wrap_lines=True)
-                else:
-                    st.markdown(view)  # no unsafe_allow_html: any HTML in it shows as text
+                else:  # links to other archive files select that document on this page
+                    st.markdown(rewrite_links(view, doc.archive_browse_uri, targets.get))
+                    # no unsafe_allow_html: any HTML in a view shows as text
     else:
         st.info("No archive entry for this document yet; use the button above.")
 

@@ -89,6 +89,9 @@ def test_email_thread_tree_and_attachment_view(tmp_path, monkeypatch):
     assert box.options[:2] == ["✉ Fake email with attachment", "\u2003└ 📄 fake-attachment.txt"]
     view = "\n".join(m.value for m in at.markdown)
     assert "**Type:** Email Conversation" in view and "## Message 1" in view
+    # links to archive files select their document on this page
+    assert f"[fake-attachment.txt](?doc={child}) ([View](?doc={child}))" in view
+    assert f"[Download Original](?doc={email.doc_id})" in view
     box.set_value(child).run()
     assert not at.exception, at.exception
     view = "\n".join(m.value for m in at.markdown)
@@ -125,3 +128,16 @@ def test_chat_citation_offers_view_and_download(hostile_ws):
     assert not at.exception, at.exception
     views = [m for m in at.markdown if "## Content" in m.value]
     assert views and all(m.proto.allow_html is False for m in at.markdown)
+
+
+def test_doc_query_parameter_selects_the_document(hostile_ws):
+    wb = Workbench(hostile_ws, Settings())
+    ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/archive.py")
+    at.query_params["doc"] = ids["ledger.txt"]
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="archive_doc").value == ids["ledger.txt"]
+    assert any("quarterly ledger closes" in m.value for m in at.markdown)
