@@ -5,7 +5,8 @@ the current pipeline sets. Everything derivable from what the catalog already ho
 in; nothing is parsed again:
 
 * offsets: `start_char`/`end_char` must satisfy `document.text[start:end] == chunk.text`; when
-  they do not, the chunk text is located in the document text (after the previous chunk);
+  they do not, the chunk text is located in the document text: the occurrence whose offsets
+  hash to the chunk's id (ids are content-addressed), else the first after the previous chunk;
 * `line_from`/`line_to` from the offsets, `total_chunks` from the document's chunk count;
 * `chunk_type` when missing: heuristically from the text (table rows, code fences, list items);
 * `section_path` when empty: from the chunk's stored `ancestry_titles`;
@@ -36,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from ragbench.config import Settings
 from ragbench.context import apply_context, document_date, document_header
-from ragbench.ids import text_hash
+from ragbench.ids import compute_chunk_id, text_hash
 from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.versioning import breaking_between, recorded_signature, signature_of
@@ -101,11 +102,22 @@ def _has(field: str, row: dict[str, Any], doc_text: str, expected_embedding: str
     return row.get(field) is not None
 
 
-def _locate(doc_text: str, text: str, after: int) -> tuple[int, int] | None:
-    pos = doc_text.find(text, max(after, 0))
-    if pos < 0:
-        pos = doc_text.find(text)
-    return (pos, pos + len(text)) if pos >= 0 and text else None
+def _locate(doc_text: str, text: str, after: int, doc_id: str, chunk_id: str
+            ) -> tuple[int, int] | None:
+    """Where `text` sits in the document: the occurrence whose offsets give back `chunk_id`
+    (chunk ids are sha256(doc_id:start:end), specs/004), else the first one after `after`.
+    """
+    if not text:
+        return None
+    first = None
+    pos = doc_text.find(text)
+    while pos >= 0:
+        if compute_chunk_id(doc_id, pos, pos + len(text)) == chunk_id:
+            return pos, pos + len(text)
+        if first is None and pos >= after:
+            first = pos
+        pos = doc_text.find(text, pos + 1)
+    return (first, first + len(text)) if first is not None else None
 
 
 class Backfiller:
@@ -131,7 +143,8 @@ class Backfiller:
         for row in rows:
             new = dict(row)
             if not _has("offsets", row, text, "", doc):
-                span = _locate(text, row["text"], prev_end - len(row["text"]))
+                span = _locate(text, row["text"], prev_end - len(row["text"]), doc.doc_id,
+                               row["chunk_id"])
                 if span:
                     new["start_char"], new["end_char"] = span
             valid = _has("offsets", new, text, "", doc)
