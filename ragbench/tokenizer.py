@@ -52,16 +52,33 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
 
 
 @lru_cache(maxsize=4)
-def token_byte_lengths(name: str = "cl100k_base") -> np.ndarray:
-    """Byte length of every token id of the encoding, for vectorised offset computation."""
+def _token_tables(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per token id: byte length, characters it starts, whether it starts inside a character.
+
+    A character starts at each UTF-8 lead byte (any byte but 10xxxxxx); a token whose first
+    byte is a continuation byte starts inside a character split over tokens.
+    """
     enc = get_encoding(name)
-    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    pieces: list[bytes] = []
     for token in range(enc.n_vocab):
         try:
-            lengths[token] = len(enc.decode_single_token_bytes(token))
+            pieces.append(enc.decode_single_token_bytes(token))
         except KeyError:  # holes in the vocabulary
-            lengths[token] = 0
-    return lengths
+            pieces.append(b"")
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    is_lead = (np.frombuffer(b"".join(pieces), dtype=np.uint8) & 0xC0) != 0x80
+    lead_before = np.concatenate(([0], np.cumsum(is_lead)))  # leads in all bytes before
+    ends = np.cumsum(lengths)
+    # small dtypes keep the tables in cache while tokens are looked up
+    leads = (lead_before[ends] - lead_before[ends - lengths]).astype(np.uint8)
+    first = np.minimum(ends - lengths, max(len(is_lead) - 1, 0))
+    inside = ((lengths > 0) & ~is_lead[first]).astype(np.uint8)
+    return lengths, leads, inside
+
+
+def token_byte_lengths(name: str = "cl100k_base") -> np.ndarray:
+    """Byte length of every token id of the encoding, for vectorised offset computation."""
+    return _token_tables(name)[0]
 
 
 def encode_tokens(text: str, name: str = "cl100k_base") -> np.ndarray:
@@ -83,23 +100,20 @@ def token_char_offsets(
 ) -> np.ndarray:
     """Character offset at which each token starts, plus `len(text)` at the end.
 
-    Token byte lengths are summed to byte offsets, then mapped to character offsets; a
-    boundary inside a multi-byte character moves to that character's start.
+    A token starts at the number of characters begun (UTF-8 lead bytes) by the tokens before
+    it; a token that starts inside a multi-byte character moves to that character's start.
+    Computed from per-token tables, without touching the text's bytes.
     """
     n = len(tokens)
     if not n:
         return np.array([len(text)], dtype=np.int64)
-    byte_starts = np.empty(n + 1, dtype=np.int64)
-    byte_starts[0] = 0
-    np.cumsum(token_byte_lengths(name)[np.asarray(tokens)], out=byte_starts[1:])
-    if text.isascii():
-        return byte_starts
-    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    # char index of each byte = number of lead bytes up to it, minus one (continuation bytes
-    # map to their lead byte); one past the last byte maps to len(text)
-    char_of_byte = np.empty(len(raw) + 1, dtype=np.int64)
-    np.cumsum((raw & 0xC0) != 0x80, out=char_of_byte[:-1])
-    char_of_byte[:-1] -= 1
-    char_of_byte[-1] = len(text)
-    np.minimum(byte_starts, len(raw), out=byte_starts)
-    return char_of_byte[byte_starts]
+    _, leads, inside = _token_tables(name)
+    ids = np.asarray(tokens)
+    offs = np.empty(n + 1, dtype=np.int64)
+    offs[0] = 0
+    np.cumsum(leads[ids], out=offs[1:], dtype=np.int64)
+    if not text.isascii():
+        # text that is not valid UTF-8 (lone surrogates) has no such mapping: fail as before
+        text.encode("utf-8")
+        offs[:-1] -= inside[ids]
+    return offs
