@@ -264,3 +264,44 @@ def test_clear_removes_the_archive(tmp_path):
     wb.clear()
     assert not (wb.workspace / "archive").exists()
     assert wb.archive_tree() == []
+
+
+def nested_email() -> bytes:
+    from email.message import EmailMessage
+
+    inner = EmailMessage()
+    inner["From"], inner["To"], inner["Subject"] = "carol@example.com", "dave@example.com", "Inner"
+    inner["Date"] = "Tue, 16 Jan 2024 10:00:00 +0000"
+    inner.set_content("The inner message talks about the osprey survey schedule.")
+    inner.add_attachment(b"Osprey counts by site and week.", maintype="text", subtype="plain",
+                         filename="../../counts.txt")
+    outer = EmailMessage()
+    outer["From"], outer["To"], outer["Subject"] = "alice@example.com", "bob@example.com", "Fwd"
+    outer["Date"] = "Wed, 17 Jan 2024 10:00:00 +0000"
+    outer.set_content("Forwarding the survey thread below.")
+    outer.add_attachment(inner)
+    outer.add_attachment(b"<p>dup one</p>", maintype="text", subtype="html", filename="a.html")
+    outer.add_attachment(b"<p>dup two</p>", maintype="text", subtype="html", filename="A.HTML")
+    return outer.as_bytes()
+
+
+def test_nested_thread_is_flattened_with_working_links(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "fwd.eml").write_bytes(nested_email())
+    wb = Workbench(tmp_path / "ws", Settings())
+    report = wb.ingest([src / "fwd.eml"], root=src)
+    assert report.totals["failed"] == 0 and len(report.files) == 5
+    root = doc_by_source(wb, "fwd.eml")
+    names = sorted(p.name for p in (wb.workspace / "archive" / root.doc_id / "attachments")
+                   .iterdir())
+    assert names == ["A~2.HTML", "A~2.HTML.md", "a.html", "a.html.md", "counts.txt",
+                     "counts.txt.md", "message-1.eml", "message-1.eml.md"]
+    inner_view = wb.archive_text(f"archive/{root.doc_id}/attachments/message-1.eml.md")
+    assert "# Inner" in inner_view and "**Type:** Email Conversation" in inner_view
+    assert "[counts.txt](counts.txt) ([View](counts.txt.md))" in inner_view
+    assert wb.archive_check()["ok"]
+    tree = wb.archive_tree()
+    assert [c["document"].file_name for c in tree[0]["children"]] == [
+        "message-1.eml", "a.html", "A.HTML"]
+    assert [c["document"].file_name for c in tree[0]["children"][0]["children"]] == ["counts.txt"]
