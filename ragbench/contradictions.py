@@ -23,6 +23,7 @@ offsets, and the lens authority order of specs/002 to say which side is the stro
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date
 from itertools import combinations
@@ -38,7 +39,12 @@ AUTHORITY = {
 }
 """specs/002 lens authority order (1 = most authoritative)."""
 
-_SENTENCE = re.compile(r"[^.!?\n|]+(?:[.!?]+|$)|[^\n]+", re.M)
+_SENTENCE = re.compile(r"^\s*\|.*$|(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|$)", re.M)
+_GENERIC_CONTEXT = frozenset({"available", "generally", "date", "target", "committed", "status"})
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_VALUE_TOKEN = re.compile(r"[qh][1-4]|fy\d*|\d.*")
+WINDOW = 6
+"""Words either side of a value that say what the value is about."""
 _MILESTONES = {"beta", "preview", "ga", "general", "availability", "rc", "release", "candidate",
                "launch", "alpha", "pilot", "cutover", "complete", "completion", "start"}
 _VALUE_WORDS = {
@@ -50,9 +56,15 @@ _VALUE_WORDS = {
     "planned", "target", "now", "probably", "honest", "estimate", "realistic", "earliest",
 }
 _NEGATION = re.compile(
-    r"\b(not|no|never|won't|cannot|can't|isn't|aren't|doesn't|don't|without|cancel(?:led|ed)?|"
-    r"dropped|rejected|no longer)\b", re.I)
+    r"\b(not|never|won't|cannot|can't|isn't|aren't|doesn't|don't|no longer|"
+    r"cancel(?:led|ed)|rejected)\b", re.I)
 _PRIORITY = re.compile(r"(#\s?1\b|number one|top priority|first priority)", re.I)
+_TIME_SPAN = re.compile(
+    r"\b(?:Q[1-4]|H[12])\b(?:\s*(?:FY)?\s*[-/']?\s*(?:(?:19|20)\d\d|'\d\d))?|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{0,2},?\s*(?:19|20)\d\d|"
+    r"\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(?:19|20)\d\d|"
+    r"\b(?:19|20)\d\d(?:-\d{2}(?:-\d{2})?|\s*Q[1-4])?\b|"
+    r"\b(?:this|next|last|previous)\s+(?:quarter|month|year)\b", re.I)
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s?(m|k|million|billion|bn)?\b", re.I)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 _COUNT = re.compile(r"(?<![\w.$#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.%-]|,\d)")
@@ -74,10 +86,11 @@ class Claim(BaseModel):
     end: int
     subject: frozenset[str]
     milestones: frozenset[str]
-    periods: list[tuple[str, int, int]]
-    amounts: list[tuple[str, float, float]]
+    periods: list[tuple[str, int, int, frozenset[str]]]
+    amounts: list[tuple[str, float, float, frozenset[str]]]
     negated: bool
     priority: bool
+    priority_subject: frozenset[str] = frozenset()
 
 
 class Finding(BaseModel):
@@ -113,9 +126,42 @@ def _number(raw: str, scale: str | None = None) -> float:
     return value * factor.get((scale or "").lower(), 1.0)
 
 
-def amounts(sentence: str) -> list[tuple[str, float, float]]:
-    """(kind, low, high) amounts: money, percentages, counts; ranges and bounds as intervals."""
-    out: list[tuple[str, float, float]] = []
+def _context(sentence: str, start: int, end: int, window: int = WINDOW) -> frozenset[str]:
+    """Content words within `window` words of a value (what the value is about)."""
+    before = _TOKEN.findall(sentence[:start])[-window:]
+    after = _TOKEN.findall(sentence[end:])[:window]
+    found = {w.lower() for w in before + after}
+    found = {"ga" if w == "availability" else w for w in found}
+    return frozenset(w for w in found if w not in STOP and w not in _VALUE_WORDS
+                     and not _VALUE_TOKEN.fullmatch(w) and w != "general" and len(w) > 1
+                     and not any(ch.isdigit() for ch in w))
+
+
+_PLURAL = re.compile(r"\s+(?:[a-z]+\s+)?([a-z]+s|people|staff)\b")
+_NUMERIC_CELL = re.compile(r"\|\s*[~$]?\d[\d,.]*\s*%?\s*(?=\|)")
+
+
+def _is_count(sentence: str, m: re.Match[str], value: float) -> bool:
+    """A number counts things: '410 paying customers', or the one figure of a table row.
+
+    Versions ('Postgres 16'), years, ids, row numbers and time series are not counts.
+    """
+    if 1900 <= value <= 2100 or value < 10:
+        return False
+    before = sentence[: m.start()].split()
+    if (before and before[-1][:1].isupper() and not before[-1].isupper()
+            and before[-1].lower() not in _VALUE_WORDS):
+        return False  # "Postgres 16", "Dev 18"
+    if sentence.lstrip().startswith("|"):
+        return len(_NUMERIC_CELL.findall(sentence)) == 1
+    return bool(_PLURAL.match(sentence, m.end()))
+
+
+def amounts(sentence: str) -> list[tuple[str, float, float, frozenset[str]]]:
+    """(kind, low, high, context) amounts: money, percentages, counts; ranges and bounds as
+    intervals, "about"/"~" as +-6%.
+    """
+    out: list[tuple[str, float, float, frozenset[str]]] = []
     taken: list[tuple[int, int]] = []
     for m in _RANGE.finditer(sentence):
         a, b = m.group(1), m.group(2)
@@ -124,15 +170,15 @@ def amounts(sentence: str) -> list[tuple[str, float, float]]:
             scale_b = (re.search(r"[mk]$", b.strip(), re.I) or [None])[0]
             lo = _number(re.sub(r"[^\d.,]", "", a), scale_b)
             hi = _number(re.sub(r"[^\d.,]", "", b), scale_b)
-            out.append((kind, min(lo, hi), max(lo, hi)))
+            out.append((kind, min(lo, hi), max(lo, hi), _context(sentence, *m.span())))
             taken.append(m.span())
     for kind, pattern in (("$", _MONEY), ("%", _PERCENT), ("count", _COUNT)):
         for m in pattern.finditer(sentence):
             if any(a <= m.start() < b for a, b in taken):
                 continue
             value = _number(m.group(1), m.group(2) if kind == "$" else None)
-            if kind == "count" and (1900 <= value <= 2100 or value < 10):
-                continue  # years and small ordinals are not amounts
+            if kind == "count" and not _is_count(sentence, m, value):
+                continue
             before = sentence[max(0, m.start() - 16) : m.start()]
             lo, hi = value, value
             if _APPROX.search(before):
@@ -141,9 +187,22 @@ def amounts(sentence: str) -> list[tuple[str, float, float]]:
                 hi = float("inf")
             elif _UPPER.search(before):
                 lo = float("-inf")
-            out.append((kind, lo, hi))
+            out.append((kind, lo, hi, _context(sentence, *m.span())))
             taken.append(m.span())
     return out
+
+
+def _periods(sentence: str, doc_date: date | None) -> list[tuple[str, int, int, frozenset[str]]]:
+    """Month intervals of the time references in a sentence, each with its context words."""
+    out = []
+    for m in _TIME_SPAN.finditer(sentence):
+        refs, _ = time_references(m.group(0), doc_date)
+        for ref in refs:
+            interval = _period_interval(ref)
+            if interval:
+                out.append((ref, *interval, _context(sentence, *m.span())))
+    # a bare year is context ("plans for 2026"), not a date that can disagree
+    return [p for p in out if p[2] - p[1] < 11 or len(out) == 1]
 
 
 def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
@@ -154,43 +213,49 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
         sentence = m.group(0).strip()
         if len(sentence) < 12:
             continue
-        refs, _ = time_references(sentence, doc_date)
-        periods = [(r, *iv) for r in refs if (iv := _period_interval(r))]
-        # a bare year is context ("plans for 2026"), not a date that can disagree
-        periods = [p for p in periods if p[2] - p[1] < 11 or len(periods) == 1]
+        periods = _periods(sentence, doc_date)
         ws = set(words(sentence))
+        tokens = {t.lower() for t in _TOKEN.findall(sentence)}
+        if "general availability" in sentence.lower():
+            tokens.add("ga")
         subject = frozenset(w for w in ws if w not in _VALUE_WORDS and w not in _MILESTONES
                             and not w.isdigit())
+        marker = _PRIORITY.search(sentence)
+        about = _context(sentence, *marker.span(), window=3) - _GENERIC if marker else frozenset()
         start = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
         out.append(Claim(
             chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"],
             root_id=chunk.get("root_doc_id") or chunk["doc_id"], lens=chunk["lens"],
             text=sentence, start=start, end=start + len(sentence), subject=subject,
-            milestones=frozenset(ws & _MILESTONES), periods=periods,
+            milestones=frozenset(tokens & _MILESTONES - {"general", "availability"}),
+            periods=periods,
             amounts=amounts(sentence), negated=bool(_NEGATION.search(sentence)),
-            priority=bool(_PRIORITY.search(sentence)) and "priorit" in sentence.lower(),
+            priority=bool(marker) and "priorit" in sentence.lower(), priority_subject=about,
         ))
     return out
 
 
+def _near(x: frozenset[str], y: frozenset[str]) -> bool:
+    """2+ shared context words, at least one naming a subject (not only "GA", "beta")."""
+    shared = x & y
+    return len(shared) >= 2 and bool(shared - _MILESTONES - _GENERIC_CONTEXT)
+
+
 def _periods_conflict(a: Claim, b: Claim) -> bool:
-    if not a.periods or not b.periods:
-        return False
-    return not any(x[1] <= y[2] and y[1] <= x[2] for x in a.periods for y in b.periods)
+    """Both date the same thing (2+ shared words near the dates) and no interval overlaps."""
+    pairs = [(x, y) for x in a.periods for y in b.periods if _near(x[3], y[3])]
+    return bool(pairs) and not any(x[1] <= y[2] and y[1] <= x[2] for x, y in pairs)
 
 
 def _amounts_conflict(a: Claim, b: Claim) -> bool:
-    kinds = {k for k, _, _ in a.amounts} & {k for k, _, _ in b.amounts}
-    for kind in kinds:
-        xs = [(lo, hi) for k, lo, hi in a.amounts if k == kind]
-        ys = [(lo, hi) for k, lo, hi in b.amounts if k == kind]
-        if not any(x[0] <= y[1] and y[0] <= x[1] for x in xs for y in ys):
-            return True
-    return False
+    """Amounts of one kind about the same thing (2+ shared words near them) never agree."""
+    pairs = [(x, y) for x in a.amounts for y in b.amounts
+             if x[0] == y[0] and _near(x[3], y[3])]
+    return bool(pairs) and not any(x[1] <= y[2] and y[1] <= x[2] for x, y in pairs)
 
 
 def _about_same(a: Claim, b: Claim, min_shared: int) -> frozenset[str]:
-    shared = a.subject & b.subject
+    shared = (a.subject & b.subject) | (a.milestones & b.milestones)
     if len(shared) < min_shared:
         return frozenset()
     if a.milestones and b.milestones and not a.milestones & b.milestones:
@@ -204,9 +269,10 @@ def _kind(a: Claim, b: Claim) -> str | None:
         return "date"
     if _amounts_conflict(a, b):
         return "number"
-    if a.negated != b.negated and len(a.subject & b.subject) >= 0.6 * min(
-            len(a.subject), len(b.subject)) and min(len(a.subject), len(b.subject)) >= 3:
-        return "negation"
+    union = a.subject | b.subject
+    if (a.negated != b.negated and min(len(a.subject), len(b.subject)) >= 4
+            and len(a.subject & b.subject) >= 0.6 * len(union)):
+        return "negation"  # near-identical statements, one of them negated
     return None
 
 
@@ -233,38 +299,77 @@ def conflicts(
     """Conflicting statements between chunks of different documents.
 
     `pairs` restricts the chunk pairs compared (e.g. graph neighbours in a large workspace);
-    by default every pair is compared. `topic` keeps findings whose topic mentions it.
+    by default every pair is compared. One finding per conflict type and chunk pair (the
+    first conflicting sentences); #1-priority claims are clustered into one finding.
+    `topic` keeps findings whose topic or spans mention it.
     """
     by_chunk: dict[str, list[Claim]] = {}
     for chunk in chunks:
-        doc_date = parse_date(chunk.get("doc_date"))
-        by_chunk[chunk["chunk_id"]] = claims(chunk, doc_date)
-    ids = list(by_chunk)
-    chunk_pairs = pairs if pairs is not None else combinations(ids, 2)
+        by_chunk[chunk["chunk_id"]] = claims(chunk, parse_date(chunk.get("doc_date")))
+    chunk_pairs = pairs if pairs is not None else combinations(list(by_chunk), 2)
     findings: dict[tuple[str, ...], Finding] = {}
     for x, y in chunk_pairs:
         for a in by_chunk.get(x, []):
             for b in by_chunk.get(y, []):
                 if a.root_id == b.root_id:
                     continue
-                kind: str | None
-                if a.priority and b.priority:
-                    kind = "priority" if a.subject and b.subject and not (
-                        a.subject & b.subject) - STOP else None
-                    shared = frozenset({"priority"}) if kind else frozenset()
-                else:
-                    shared = _about_same(a, b, min_shared)
-                    kind = _kind(a, b) if shared else None
-                if not kind:
+                shared = _about_same(a, b, min_shared)
+                kind = _kind(a, b) if shared else None
+                key = (kind or "", *sorted((a.doc_id, b.doc_id)))  # one per document pair
+                if not kind or key in findings:
                     continue
-                label = " ".join(sorted(shared)[:4])
-                if topic and topic.lower() not in label and topic.lower() not in (
-                        a.text + b.text).lower():
-                    continue
-                key = (kind, *sorted((a.chunk_id + a.text, b.chunk_id + b.text)))
-                findings.setdefault(key, Finding(
-                    topic=label, type=kind, chunks=[_side(a), _side(b)], note=_note(kind, a, b)))
-    return sorted(findings.values(), key=lambda f: (f.type, f.topic))
+                findings[key] = Finding(topic=" ".join(sorted(shared)[:4]), type=kind,
+                                        chunks=[_side(a), _side(b)], note=_note(kind, a, b))
+    out = list(findings.values()) + _priority_findings(
+        [c for cs in by_chunk.values() for c in cs if c.priority])
+    if topic:
+        t = topic.lower()
+        out = [f for f in out
+               if t in f.topic or any(t in side.get("span", "").lower() for side in f.chunks)]
+    return sorted(out, key=lambda f: (f.type, f.topic))
+
+
+_GENERIC = frozenset({"company", "thing", "said", "order", "changed", "repeated", "described",
+                      "management", "argued", "record", "objective", "launch", "dissent",
+                      "priority", "priorities", "stack", "year", "vp", "product", "company's",
+                      "my", "our", "its", "this", "is", "the", "for"})
+
+
+def _priority_findings(found: list[Claim]) -> list[Finding]:
+    """One finding when #1-priority claims name different things (clusters of 2+ claims)."""
+    subjects = [c.priority_subject for c in found]
+    parent = list(range(len(found)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in combinations(range(len(found)), 2):
+        if subjects[i] & subjects[j]:
+            parent[root(i)] = root(j)
+    clusters: dict[int, list[int]] = {}
+    for i in range(len(found)):
+        clusters.setdefault(root(i), []).append(i)
+    sides = [members for members in clusters.values()
+             if len({found[i].root_id for i in members}) >= 2]
+    if len(sides) < 2:
+        return []
+    sides.sort(key=len, reverse=True)
+    labels = []
+    chunks_out: list[dict[str, Any]] = []
+    for members in sides:
+        words_here = Counter(w for i in members for w in subjects[i])
+        label = " ".join(w for w, _ in words_here.most_common(3))
+        labels.append(f"{label} ({len(members)} statements)")
+        seen: set[str] = set()
+        for i in members:
+            if found[i].chunk_id not in seen:
+                seen.add(found[i].chunk_id)
+                chunks_out.append({**_side(found[i]), "side": label})
+    return [Finding(topic="#1 priority", type="priority", chunks=chunks_out,
+                    note="sources name different #1 priorities: " + " vs ".join(labels))]
 
 
 def spec_findings(chunks: Sequence[dict[str, Any]],

@@ -25,6 +25,7 @@ from ragbench.contradictions import Finding
 from ragbench.embeddings import CachedEmbedder, make_embedder
 from ragbench.graph import ContextGraph, GraphError
 from ragbench.graph_service import GraphService
+from ragbench.graph_terms import spec_key_terms
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
 from ragbench.ingest import Ingestor, Planned, Progress
 from ragbench.llm import LLMError
@@ -288,7 +289,7 @@ class Workbench:
         ids = list(chunk_ids) if chunk_ids is not None else sorted(self.catalog.chunk_ids())
         rows = self.catalog.contradiction_rows(ids)
         pairs = None
-        graph = self.graph() if len(rows) > ALL_PAIRS_LIMIT or include_spec else None
+        graph = self.graph() if len(rows) > ALL_PAIRS_LIMIT else None
         if len(rows) > ALL_PAIRS_LIMIT and graph is not None:
             wanted = set(rows)
             pairs = [(cid, edge["id"]) for cid in rows if cid in graph
@@ -296,8 +297,8 @@ class Workbench:
                                                        "TEMPORAL_OVERLAP"])
                      if edge["id"] in wanted and cid < edge["id"]]
         found = cx.conflicts(list(rows.values()), pairs=pairs, topic=topic)
-        if include_spec and graph is not None:
-            terms = {c: graph.node(c)["key_terms"] for c in rows if c in graph}
+        if include_spec:  # topics by the spec's own key-term function, as specs/002 does
+            terms = {c: spec_key_terms(r["text"]) for c, r in rows.items()}
             spec = cx.spec_findings(list(rows.values()), terms)
             found += [f for f in spec if topic is None or topic.lower() in f.topic]
         return found
