@@ -22,7 +22,9 @@ from ragbench.retrieval import MODES
 
 # Modules that add sub-commands: each has `register(sub, common) -> {name: handler}`, where a
 # handler takes (workbench, args) and returns the exit code. Keeps one feature's CLI in one file.
-EXTENSIONS: tuple[str, ...] = ("ragbench.cli_archive", "ragbench.cli_versions", "ragbench.cli_graph")
+EXTENSIONS: tuple[str, ...] = (
+    "ragbench.cli_archive", "ragbench.cli_versions", "ragbench.cli_graph",
+)
 
 EPILOG = (
     "Workspace: --workspace DIR, else $RAGBENCH_WORKSPACE, else ./data. Settings are read from "
