@@ -167,17 +167,6 @@ def _choose_next_start(plan: _Plan, s: int, end: int, size: int, overlap: int) -
     return min(max(start, s + 1), end)
 
 
-def _dominant_type(blocks: list[Block], start: int, end: int) -> ChunkType:
-    weights: dict[ChunkType, int] = {}
-    for b in blocks:
-        if b.chunk_type != "heading":
-            share = min(b.end_char, end) - max(b.start_char, start)
-            weights[b.chunk_type] = weights.get(b.chunk_type, 0) + share
-    if not weights:
-        return "heading" if blocks else "text"
-    return max(weights, key=weights.__getitem__)
-
-
 def _check_settings(chunk_size: int, chunk_overlap: int) -> None:
     if chunk_size < 1:
         raise ChunkingError(f"chunk_size must be positive, got {chunk_size}")
@@ -336,7 +325,10 @@ def _make_chunks(
 ) -> list[Chunk]:
     text = doc.text
     blocks = doc.blocks
-    block_starts = [b.start_char for b in blocks]
+    starts = [b.start_char for b in blocks]
+    ends = [b.end_char for b in blocks]
+    types = [b.chunk_type for b in blocks]
+    pages = [b.page_number for b in blocks]
     total = len(spans)
     line_pos, line_no = 0, 1  # incremental line counting; chunk starts only move forward
     seen: dict[str, tuple[int, int]] = {}
@@ -349,14 +341,37 @@ def _make_chunks(
                 f"{seen[chunk_id]} and {(c0, c1)}"
             )
         seen[chunk_id] = (c0, c1)
-        lo = max(bisect_right(block_starts, c0) - 1, 0)
-        hi = bisect_left(block_starts, c1)
-        inside = [b for b in blocks[lo:hi] if b.end_char > c0 and b.start_char < c1]
-        body = [b for b in inside if b.chunk_type != "heading"] or inside
-        first = body[0] if body else None
-        ctype = _dominant_type(inside, c0, c1)
-        typed = next((b for b in inside if b.chunk_type == ctype), first)
-        pages = [b.page_number for b in inside if b.page_number is not None]
+        # one pass over the blocks overlapping the chunk: the first block (a heading only when
+        # there is nothing else), the type covering most characters (headings aside; ties go
+        # to the type met first), the first block of that type, the first and last page
+        first_any: Block | None = None
+        first_body: Block | None = None
+        weights: dict[ChunkType, int] = {}
+        first_of: dict[ChunkType, Block] = {}
+        page_from = page_to = None
+        for i in range(max(bisect_right(starts, c0) - 1, 0), bisect_left(starts, c1)):
+            b_start, b_end = starts[i], ends[i]
+            if b_end <= c0 or b_start >= c1:
+                continue
+            b, t = blocks[i], types[i]
+            if first_any is None:
+                first_any = b
+            if t not in first_of:
+                first_of[t] = b
+            if t != "heading":
+                if first_body is None:
+                    first_body = b
+                weights[t] = weights.get(t, 0) + min(b_end, c1) - max(b_start, c0)
+            if pages[i] is not None:
+                if page_from is None:
+                    page_from = pages[i]
+                page_to = pages[i]
+        first = first_body if first_body is not None else first_any
+        if weights:
+            ctype = max(weights, key=weights.__getitem__)
+        else:
+            ctype = "heading" if first_any is not None else "text"
+        typed = first_of.get(ctype, first)
         line_no += text.count("\n", line_pos, c0)
         line_pos = c0
         chunk_text = text[c0:c1]
@@ -375,8 +390,8 @@ def _make_chunks(
             "ancestry_titles": list(first.ancestry_titles) if first else [],
             "line_from": line_no,
             "line_to": line_no + text.count("\n", c0, c1 - 1),
-            "page_number": pages[0] if pages else None,
-            "page_end": pages[-1] if pages else None,
+            "page_number": page_from,
+            "page_end": page_to,
             "slide_number": first.slide_number if first else None,
             "sheet_name": first.sheet_name if first else None,
             "row_number": first.row_number if first else None,
