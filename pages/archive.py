@@ -16,8 +16,7 @@ from ragbench.archive import sanitize_name
 from ragbench.archive_ops import rewrite_links
 from ragbench.workbench import WorkbenchError
 
-MAX_ROOTS = 500
-"""Top-level documents listed at once (the filter narrows a larger archive)."""
+MAX_ROOTS = 500  # top-level documents listed at once (the filter narrows a larger archive)
 
 wb = st.session_state["workbench"]
 st.title("Archive")
@@ -77,7 +76,8 @@ with col_tree:
     ids = list(labels)
     doc_id = st.selectbox("Document", ids, format_func=labels.__getitem__, key="archive_doc",
                           index=ids.index(wanted) if wanted in labels else 0)
-    st.caption(f"{len(tree)} top-level documents, {sum(1 for _ in walk(tree))} with attachments")
+    st.caption(f"{len(tree)} top-level documents, {sum(1 for _ in walk(tree))} with their "
+               "attachments")
 
 doc = next(d for _, d in entries if d.doc_id == doc_id)
 targets = {uri: f"?doc={d.doc_id}" for _, d in walk(tree)

@@ -25,7 +25,8 @@ from ragbench.archive import Archive, ArchiveError, ArchiveItem, confined
 from ragbench.models import Block, DocumentRecord
 from ragbench.store.catalog import Catalog
 
-_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)\)")  # one level of (...) in a target
 
 
 def set_links(conn: sqlite3.Connection, record: DocumentRecord) -> None:
@@ -103,6 +104,8 @@ def rewrite_links(markdown: str, base_uri: str, target_for: Callable[[str], str 
     base = PurePosixPath(base_uri).parent
 
     def replace(match: re.Match[str]) -> str:
+        if _SCHEME.match(match.group(1)):  # http:, javascript:, file:... never followed
+            return "]"
         uri = _normalize(base / unquote(match.group(1)))
         new = target_for(uri) if uri else None
         return f"]({new})" if new else "]"

@@ -1,0 +1,58 @@
+"""The Archive page in a real browser: HTML inside documents (a Markdown original and an HTML
+file) is shown as text, never turned into elements, and no script runs."""
+
+import pytest
+
+from ragbench.config import Settings
+from ragbench.workbench import Workbench
+
+from .conftest import ARTIFACTS, AppServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+HOSTILE_MD = ("# Field notes\n\nRaw HTML <img id=\"evil-img\" src=x onerror=\"alert(1)\"> and "
+              "<b id=\"evil-b\">bold</b> tags.\n\n<script>alert(3)</script>\n\n"
+              "[click me](javascript:alert(4))\n")
+HOSTILE_HTML = ("<html><head><title>Hostile page</title><script>alert(5)</script></head><body>"
+                "<h1>Ledger</h1><p>Shown literally: &lt;img id=\"evil2\" src=x "
+                "onerror=alert(6)&gt;</p></body></html>")
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory):
+    src = tmp_path_factory.mktemp("hostile-src")
+    (src / "notes.md").write_text(HOSTILE_MD)
+    (src / "page.html").write_text(HOSTILE_HTML)
+    workspace = tmp_path_factory.mktemp("hostile-ws")
+    wb = Workbench(workspace, Settings())
+    wb.ingest([src], root=src)
+    ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    server = AppServer(workspace, ARTIFACTS / "streamlit-archive.log")
+    try:
+        server.wait_healthy()
+        yield server, ids
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("name", "visible", "evil"), [
+    ("notes.md", 'Raw HTML <img id="evil-img" src=x onerror="alert(1)">', "#evil-img, #evil-b"),
+    ("page.html", 'Shown literally: <img id="evil2" src=x onerror=alert(6)>', "#evil2"),
+])
+def test_archive_view_shows_html_as_text(hostile_server, page, name, visible, evil):
+    server, ids = hostile_server
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(server.url)  # app.py first: it sets up st.navigation and the workbench
+    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
+    page.goto(f"{server.url}/archive?doc={ids[name]}")
+    page.get_by_role("heading", name="Archive", exact=True).first.wait_for()
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_text(visible, exact=False).first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    assert page.locator(evil).count() == 0, "document HTML became elements"
+    assert page.locator("[data-testid='stMarkdownContainer'] script").count() == 0
+    assert page.locator("a[href^='javascript']").count() == 0
+    assert dialogs == [], dialogs
+    page.screenshot(path=str(ARTIFACTS / f"archive-{name}.png"), full_page=True)
