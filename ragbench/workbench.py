@@ -611,13 +611,18 @@ class Workbench:
 
     # --- versions: stale documents, re-processing, backfill (ragbench.versioning) -------------
 
-    def stale(self, target_version: int | None = None) -> list[StaleDocument]:
+    def stale(
+        self, target_version: int | None = None, check_originals: bool = True
+    ) -> list[StaleDocument]:
         """Top-level documents made by an older ingest version or other ingest settings.
 
-        Each entry has the reasons, its chunk count, where its original is and whether it can
-        be re-processed (`reprocessable`, else `problem`). With `target_version` only documents
-        below that version count. Cheap: no model is loaded.
+        Each entry has the reasons and its chunk count and, with `check_originals` (reads and
+        hashes each original), where its original is and whether it can be re-processed
+        (`reprocessable`, else `problem`). With `target_version` only documents below that
+        version count. No model is loaded.
         """
+        if not check_originals:
+            return find_stale(self.catalog, self.settings, target_version)
         return find_stale(self.catalog, self.settings, target_version, self.workspace,
                           self.files_dir)
 

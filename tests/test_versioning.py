@@ -109,6 +109,9 @@ def test_changing_chunk_settings_marks_documents_stale(tmp_path, corpus):
     assert sorted(s.source_id for s in stale) == ["heron.md", "kestrel.md", "osprey.md"]
     assert all("chunk_size 64 -> 96" in s.reasons[0] for s in stale)
     assert all(s.reprocessable and s.chunks > 1 and s.original for s in stale)
+    quick = wider.stale(check_originals=False)  # what a page can afford on every render
+    assert [s.doc_id for s in quick] == [s.doc_id for s in stale]
+    assert all(s.original is None for s in quick)
 
 
 @pytest.mark.integration
