@@ -2,7 +2,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragbench.chunking import ChunkingError, chunk_document
+from ragbench.chunking import ChunkingError, chunk_document, chunk_documents
 from ragbench.ids import compute_chunk_id
 from ragbench.models import ParsedDocument
 from ragbench.parsers.base import TextBuilder
@@ -141,3 +141,44 @@ def test_bad_settings_are_named(size, overlap):
 def test_empty_document_has_no_chunks():
     doc = ParsedDocument(format="txt", text="   ", blocks=[])
     assert chunk_document(doc, "d" * 16) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain words", "a <|endoftext|> b <|fim_prefix|>", "数据 🙂 épée", "lone \ud800 surrogate", ""],
+)
+def test_encode_tokens_is_encode_ordinary(text):
+    """The numpy buffer encoding yields exactly tiktoken's ordinary tokens, specials as text."""
+    from ragbench.tokenizer import encode_tokens
+
+    assert encode_tokens(text).tolist() == get_encoding().encode_ordinary(text)
+
+
+def test_token_char_offsets_split_characters():
+    """A character split over tokens: its later tokens start at the character's start."""
+    from ragbench.tokenizer import encode_tokens, token_char_offsets
+
+    text = "a🙂b数据" * 3
+    tokens = encode_tokens(text)
+    offs = token_char_offsets(text, tokens)
+    assert offs[-1] == len(text)
+    assert any(a == b for a, b in zip(offs, offs[1:], strict=False)), "no character was split"
+    enc = get_encoding()
+    for i, tok in enumerate(tokens.tolist()):
+        prefix = enc.decode_bytes(tokens[:i].tolist())
+        # the character that contains the token's first byte starts at offs[i]
+        assert offs[i] == len(prefix.decode("utf-8", errors="ignore")), (i, tok)
+
+
+def test_chunk_documents_threads_same_result_and_errors():
+    docs = [build([("text", "word " * n)]) for n in (5, 900, 40, 2000, 1)]
+    pairs = [(d, f"{i:016d}") for i, d in enumerate(docs)]
+    single = [chunk_document(d, i, 128, 16) for d, i in pairs]
+    for workers in (1, 2, 8):
+        got = chunk_documents(pairs, 128, 16, workers=workers)
+        assert [[c.model_dump() for c in cs] for cs in got] == [
+            [c.model_dump() for c in cs] for cs in single
+        ]
+    with pytest.raises(ChunkingError, match="chunk_overlap"):
+        chunk_documents(pairs, 128, 128, workers=2)
+    assert chunk_documents([], 128, 16, workers=2) == []
