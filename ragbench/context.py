@@ -195,10 +195,15 @@ def make_summarizer(settings: Settings, cache: SummaryCache | None = None) -> Su
         return None
     if mode == "extractive":
         return ExtractiveSummarizer()
-    from ragbench.llm import OpenAIChat
+    from ragbench.llm import LLMError, OpenAIChat
 
-    chat = OpenAIChat(settings.openai_base_url, settings.llm_model, settings.openai_api_key,
-                      settings.openai_timeout)
+    try:
+        chat = OpenAIChat(settings.openai_base_url, settings.llm_model, settings.openai_api_key,
+                          settings.openai_timeout)
+    except LLMError:  # no endpoint configured
+        if settings.llm_fallback:
+            return ExtractiveSummarizer()
+        raise
     return LLMSummarizer(chat, cache, fallback=settings.llm_fallback)
 
 

@@ -177,3 +177,14 @@ def test_switching_context_re_embeds_only_what_changed(tmp_path):
     assert report.totals["reprocessed"] == 1 and report.embedded == 0  # all from the cache
     assert all(r["embedding_text"] == r["text"] for r in
                back.catalog.conn.execute("SELECT text, embedding_text FROM chunks"))
+
+
+@pytest.mark.unit
+def test_llm_context_without_endpoint_falls_back_or_fails_clearly():
+    from ragbench.context import ExtractiveSummarizer, make_summarizer
+
+    llm = Settings(contextual_embeddings=True, llm_backend="openai")
+    assert isinstance(make_summarizer(llm), ExtractiveSummarizer)
+    with pytest.raises(LLMError, match="base URL"):
+        make_summarizer(llm.model_copy(update={"llm_fallback": False}))
+    assert make_summarizer(Settings()) is None
