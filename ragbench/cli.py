@@ -99,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
                        "print nDCG@10, recall@10/100, MRR@10 and query latency per mode.")
     p.add_argument("kind", choices=["beir"], help="dataset format")
     p.add_argument("dataset", metavar="DATASET_DIR")
-    p.add_argument("--mode", action="append", choices=["fts", "vector", "hybrid"],
+    p.add_argument("--mode", action="append", choices=["fts", "vector", "hybrid", "graph"],
                    help="mode to evaluate (repeatable; default: fts, vector and hybrid)")
     p.add_argument("--top-k", type=int, default=100, help="chunks retrieved per query (100)")
     p.add_argument("--limit", type=int, help="only the first N queries")
@@ -233,6 +233,9 @@ def _cmd_show(wb: Any, args: argparse.Namespace) -> int:
              f"status={doc['status']}  v{doc['content_version']}"]
     if doc.get("error"):
         lines.append(f"error: {doc['error']}")
+    if doc.get("archive_browse_uri"):
+        lines.append(f"archive: view {doc['archive_browse_uri']}  download "
+                     f"{doc.get('archive_download_uri') or '(original not kept)'}")
     for c in data["chunks"]:
         lines.append(f"  [{c['chunk_index']}] {c['chunk_id']}  chars {c['start_char']}-"
                      f"{c['end_char']}  {c['token_count']} tokens  {c['chunk_type']}  "
@@ -266,6 +269,10 @@ def _cmd_ask(wb: Any, args: argparse.Namespace) -> int:
         if s.cited:
             where = f" p.{s.page}" if s.page else ""
             lines.append(f"[{s.number}] {s.sourceId}{where} #{s.chunkIndex}  (C:{s.id})")
+            if s.archiveBrowseUri:
+                lines.append(f"    view {s.archiveBrowseUri}"
+                             + (f"  download {s.archiveDownloadUri}"
+                                if s.archiveDownloadUri else ""))
     if response.invalid_citations:
         lines.append(f"removed invalid citations: {', '.join(response.invalid_citations)}")
     if response.fallback_reason:
