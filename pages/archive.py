@@ -17,6 +17,7 @@ from ragbench.archive_ops import rewrite_links
 from ragbench.workbench import WorkbenchError
 
 MAX_ROOTS = 500  # top-level documents listed at once (the filter narrows a larger archive)
+MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays downloadable)
 
 wb = st.session_state["workbench"]
 st.title("Archive")
@@ -109,6 +110,10 @@ with col_view:
         except WorkbenchError as e:
             st.error(f"{e} — run `ragbench archive check`.")
         else:
+            if len(view) > MAX_VIEW_CHARS:
+                st.caption(f"Showing the first {MAX_VIEW_CHARS:,} of {len(view):,} characters; "
+                           "download the original for the rest.")
+                view = view[:MAX_VIEW_CHARS]
             with st.container(height=640, border=True):
                 if raw:
                     st.code(view, language="markdown", wrap_lines=True)

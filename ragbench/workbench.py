@@ -554,7 +554,9 @@ class Workbench:
             raise WorkbenchError(str(e)) from e
 
     def doctor(self, repair: bool = True) -> dict[str, Any]:
-        """Check catalog, FTS, Chroma and stored files agree; repair drift when `repair`."""
+        """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
+        `repair` (the archive: missing entries rebuilt, see `archive_build`).
+        """
         store = ChromaVectors(self.workspace / "chroma")
         catalog_ids = self.catalog.chunk_ids()
         vector_ids = store.ids()
@@ -570,15 +572,22 @@ class Workbench:
             "fts_ok": fts_ok,
             "stray_file_dirs": len(stray_files),
         }
-        report["consistent"] = not (orphans or missing or stray_files) and fts_ok
+        archive = self.archive_check()
+        report["archive_problems"] = sum(
+            len(archive[k]) for k in ("missing", "not_built", "broken_links"))
+        report["consistent"] = not (orphans or missing or stray_files) and fts_ok \
+            and archive["ok"]
         if repair and not report["consistent"]:
             self._sync_vectors(store, orphans, missing)
             if not fts_ok:
                 self.catalog.fts_rebuild()
             self._sweep_files()
+            if not archive["ok"]:
+                self.archive_build()
             report["repaired"] = True
             report["consistent_after"] = (
                 store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()
+                and self.archive_check()["ok"]
             )
         return report
 

@@ -305,3 +305,16 @@ def test_nested_thread_is_flattened_with_working_links(tmp_path):
     assert [c["document"].file_name for c in tree[0]["children"]] == [
         "message-1.eml", "a.html", "A.HTML"]
     assert [c["document"].file_name for c in tree[0]["children"][0]["children"]] == ["counts.txt"]
+
+
+def test_doctor_reports_and_repairs_the_archive(tmp_path):
+    wb = small_ws(tmp_path, "unstructured/fake-text.txt")
+    record = doc_by_source(wb, "unstructured/fake-text.txt")
+    assert wb.doctor(repair=False)["archive_problems"] == 0
+    shutil.rmtree(wb.workspace / "archive" / record.doc_id)
+    report = wb.doctor(repair=False)
+    assert not report["consistent"] and report["archive_problems"] == 2  # view and original
+    report = wb.doctor()
+    assert report["repaired"] and report["consistent_after"]
+    assert wb.archive_bytes(record.archive_download_uri) == (
+        FIXTURES / "unstructured/fake-text.txt").read_bytes()
