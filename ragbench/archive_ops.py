@@ -192,17 +192,17 @@ def build(
     """Write entries for stored threads without a complete one (all of them with `force`,
     exactly the threads of the root ids `only` when given).
     """
-    report = check(catalog, archive)
-    incomplete = set(report["not_built"]) | {m["doc_id"] for m in report["missing"]}
-    incomplete |= {b["doc_id"] for b in report["broken_links"]}
     rows = _link_rows(catalog)
-    root_of = {r["doc_id"]: r["root_doc_id"] or r["doc_id"] for r in rows}
     roots = [r["doc_id"] for r in rows if r["parent_doc_id"] is None and _expected(r)]
     if only is not None:
         todo = [r for r in roots if r in set(only)]
     elif force:
         todo = roots
-    else:
+    else:  # the threads with any problem the check finds
+        report = check(catalog, archive)
+        incomplete = set(report["not_built"]) | {m["doc_id"] for m in report["missing"]}
+        incomplete |= {b["doc_id"] for b in report["broken_links"]}
+        root_of = {r["doc_id"]: r["root_doc_id"] or r["doc_id"] for r in rows}
         todo = [r for r in roots if r in {root_of[d] for d in incomplete}]
     rebuilt: list[str] = []
     without: list[str] = []
