@@ -100,6 +100,12 @@ def show_answer(turn: int, response: dict) -> None:
                    + ", ".join(response["invalid_citations"]))
     if response.get("fallback_reason"):
         st.info(f"LLM unavailable, answered extractively: {response['fallback_reason']}")
+    if response.get("contradictions"):
+        with st.expander(f"Potential contradictions ({len(response['contradictions'])})"):
+            for finding in response["contradictions"]:
+                st.caption(f"[{finding['type']}] {finding['topic']}: {finding['note']}")
+                for side in finding["chunks"][:4]:
+                    st.text(f"{side['lens']}: {side.get('span') or side['chunk_id']}")
     with st.expander(f"Sources ({len(response['sources'])})"):
         st.dataframe([{"n": s["number"], "id": s["id"], "documentId": s["documentId"],
                        "chunkIndex": s["chunkIndex"], "source": s["sourceId"], "lens": s["lens"],

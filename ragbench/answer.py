@@ -18,6 +18,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -85,6 +86,8 @@ class ChatResponse(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     usage: dict[str, int] = Field(default_factory=dict)
     answer_id: str | None = None
+    contradictions: list[dict[str, Any]] = Field(
+        default_factory=list, description="potential contradictions among the sources")
 
 
 def source_of(result: RetrievalResult, number: int | None) -> Source:

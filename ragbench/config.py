@@ -83,6 +83,9 @@ class Settings(BaseModel):
     graph_same_lens_max_group: int = Field(
         50, ge=0, le=1000, description="SAME_LENS edges only within lenses of at most N chunks"
     )
+    answer_contradictions: bool = Field(
+        True, description="add a 'Potential contradictions' source when retrieved chunks disagree"
+    )
     graph_hops: int = Field(1, ge=1, le=3, description="graph mode: expansion hops from the seeds")
     graph_seed_limit: int = Field(20, ge=1, le=500, description="graph mode: hybrid seeds")
     graph_edge_types: str = Field(

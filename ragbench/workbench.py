@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragbench.answer import Answerer, ChatResponse
+from ragbench.answer import Answerer, ChatResponse, Source
 from ragbench.archive import ARCHIVE_DIR, Archive, ArchiveError
 from ragbench.config import Settings, load_settings
 from ragbench.contradictions import Finding
@@ -429,9 +429,27 @@ class Workbench:
             raise WorkbenchError(str(e)) from e
         except LLMError as e:
             raise WorkbenchError(f"LLM failed and llm_fallback is off: {e}") from e
+        if self.settings.answer_contradictions:
+            self._add_contradictions(response)
         if save:
             self.save_answer(response)
         return response
+
+    def _add_contradictions(self, response: ChatResponse) -> None:
+        """Potential contradictions among the answer's sources, as a synthesized source."""
+        ids = [s.id for s in response.sources if s.id]
+        findings = self.contradictions(chunk_ids=ids) if len(ids) > 1 else []
+        if not findings:
+            return
+        response.contradictions = [f.model_dump() for f in findings]
+        lines = []
+        for f in findings:
+            sides = " vs ".join(f"{c['lens']}: \"{(c.get('span') or '')[:120]}\""
+                                for c in f.chunks[:3])
+            lines.append(f"- [{f.type}] {f.topic}: {sides}")
+        response.sources.append(Source(
+            label="synthesized", title="Potential contradictions",
+            sourceName="Potential contradictions", chunkText="\n".join(lines)))
 
     def save_answer(self, response: ChatResponse) -> str:
         """Store an answer (question, text, sources with their passages, references)."""

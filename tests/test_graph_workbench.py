@@ -167,3 +167,17 @@ def test_cli_graph_commands(demo, tmp_path, capsys):
     assert found and all({"topic", "type", "chunks", "note"} <= set(f) for f in found)
     assert main(["search", "Tidepool GA", "--mode", "graph", "--workspace", ws, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["hits"]
+
+
+def test_answers_carry_potential_contradictions_as_a_synthesized_source(demo):
+    response = demo.ask("When does Tidepool reach general availability?")
+    assert response.contradictions
+    synthesized = [s for s in response.sources if s.label == "synthesized"]
+    assert len(synthesized) == 1 and synthesized[0].id is None and not synthesized[0].cited
+    assert "Potential contradictions" == synthesized[0].title
+    source_ids = {s.id for s in response.sources if s.id}
+    for finding in response.contradictions:
+        assert {c["chunk_id"] for c in finding["chunks"]} <= source_ids
+    quiet = Workbench(demo.workspace, demo.settings.model_copy(
+        update={"answer_contradictions": False}))
+    assert not quiet.ask("When does Tidepool reach general availability?").contradictions
