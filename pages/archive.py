@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from ragbench.archive import sanitize_name
+from ragbench.archive_md import md_escape
 from ragbench.archive_ops import rewrite_links
 from ragbench.workbench import WorkbenchError
 
@@ -81,6 +82,14 @@ with col_tree:
                "attachments")
 
 doc = next(d for _, d in entries if d.doc_id == doc_id)
+thread = next(n for n in roots if any(d.doc_id == doc_id for _, d in walk([n])))
+if thread["children"]:
+    with col_tree, st.container(border=True):
+        st.caption("This thread")
+        for depth, member in walk([thread]):
+            st.button(md_escape(label(depth, member)), key=f"archive-go-{member.doc_id}",
+                      disabled=member.doc_id == doc_id, type="tertiary",
+                      on_click=st.session_state.__setitem__, args=("archive_doc", member.doc_id))
 targets = {uri: f"?doc={d.doc_id}" for _, d in walk(tree)
            for uri in (d.archive_browse_uri, d.archive_download_uri) if uri}
 with col_view:
