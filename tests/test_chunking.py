@@ -171,7 +171,8 @@ def test_token_char_offsets_split_characters():
 
 
 def test_chunk_documents_threads_same_result_and_errors():
-    docs = [build([("text", "word " * n)]) for n in (5, 900, 40, 2000, 1)]
+    docs = [ParsedDocument(format="txt", text="", blocks=[])]
+    docs += [build([("text", "word " * n)]) for n in (5, 900, 40, 2000, 1)]
     pairs = [(d, f"{i:016d}") for i, d in enumerate(docs)]
     single = [chunk_document(d, i, 128, 16) for d, i in pairs]
     for workers in (1, 2, 8):
