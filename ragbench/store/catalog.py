@@ -440,13 +440,39 @@ class Catalog:
         """Indexed top-level documents grouped by what made them (ingest version, chunk size
         and overlap, embedding model), with their chunk counts (attachments included).
         """
+        per_root = dict(self.conn.execute(
+            "SELECT COALESCE(x.root_doc_id, x.doc_id), COUNT(*) FROM chunks c "
+            "JOIN documents x USING (doc_id) GROUP BY 1"
+        ).fetchall())
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in self.conn.execute(
+            "SELECT doc_id, ingest_version, chunk_size, chunk_overlap, embedding_model "
+            "FROM documents WHERE +status = 'indexed' AND parent_doc_id IS NULL"
+        ):
+            key = tuple(row)[1:]
+            group = groups.setdefault(key, {
+                "ingest_version": key[0], "chunk_size": key[1], "chunk_overlap": key[2],
+                "embedding_model": key[3], "documents": 0, "chunks": 0})
+            group["documents"] += 1
+            group["chunks"] += per_root.get(row[0], 0)
+        return [groups[k] for k in sorted(groups)]
+
+    def fingerprint(self) -> str:
+        """Changes whenever documents, chunks or saved answers change (a cache key for views)."""
+        row = self.conn.execute(
+            "SELECT (SELECT COUNT(*) FROM documents), (SELECT MAX(updated_at) FROM documents), "
+            "(SELECT MAX(rowid) FROM chunks), (SELECT COUNT(*) FROM chunks), "
+            "(SELECT MAX(updated_at) FROM answers)"
+        ).fetchone()
+        return ":".join(str(v) for v in row)
+
+    def recent_documents(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The most recently stored top-level documents (indexed or failed), without text."""
         rows = self.conn.execute(
-            "SELECT d.ingest_version, d.chunk_size, d.chunk_overlap, d.embedding_model, "
-            "COUNT(*) AS documents, COALESCE(SUM(cc.n), 0) AS chunks FROM documents d "
-            "LEFT JOIN (SELECT COALESCE(x.root_doc_id, x.doc_id) AS root, COUNT(*) AS n "
-            "FROM chunks c JOIN documents x USING (doc_id) GROUP BY root) cc "
-            "ON cc.root = d.doc_id WHERE +d.status = 'indexed' AND d.parent_doc_id IS NULL "
-            "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+            "SELECT d.doc_id, d.source_id, d.lens, d.status, d.content_version, d.error, "
+            "d.updated_at, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunks "
+            "FROM documents d WHERE d.parent_doc_id IS NULL ORDER BY d.updated_at DESC LIMIT ?",
+            (limit,),
         ).fetchall()
         return [dict(r) for r in rows]
 
