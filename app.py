@@ -29,9 +29,9 @@ def get_workbench(workspace: str, settings_hash: str) -> Workbench:
     return Workbench(workspace, load_settings(workspace))
 
 
-@st.cache_data(ttl=10, show_spinner=False)
-def sidebar_counts(workspace: str, settings_hash: str, _wb: Workbench) -> dict[str, int]:
-    """Document and chunk counts (cached briefly; pages that change data clear this cache)."""
+@st.cache_data(max_entries=20, show_spinner=False)
+def sidebar_counts(workspace: str, fingerprint: str, _wb: Workbench) -> dict[str, int]:
+    """Document and chunk counts, recomputed only when the catalog changed."""
     stats = _wb.stats()
     return {"documents": stats["documents"], "chunks": stats["chunks"]}
 
@@ -48,7 +48,7 @@ def sidebar(wb: Workbench, settings_hash: str) -> None:
     workspace = str(wb.workspace)
     with st.sidebar:
         st.caption(f"Workspace: `{workspace}`")
-        counts = sidebar_counts(workspace, settings_hash, wb)
+        counts = sidebar_counts(workspace, wb.catalog.fingerprint(), wb)
         cols = st.columns(2)
         cols[0].metric("Documents", f"{counts['documents']:,}")
         cols[1].metric("Chunks", f"{counts['chunks']:,}")
@@ -96,9 +96,9 @@ def main() -> None:
     nav = st.navigation(pages)
     try:
         nav.run()
-    finally:  # also when a page calls st.stop()
+    finally:  # also when a page calls st.stop() (no Streamlit call before the log line:
+        # after st.stop() the next one raises)
         seconds = time.perf_counter() - started
-        st.session_state["last_run_seconds"] = seconds
         if os.environ.get("RAGBENCH_TIMING_LOG"):  # benchmarks: server time of each run
             with open(os.environ["RAGBENCH_TIMING_LOG"], "a", encoding="utf-8") as log:
                 log.write(f"{nav.title}\t{seconds:.4f}\n")

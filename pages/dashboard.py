@@ -6,7 +6,17 @@ import streamlit as st
 wb = st.session_state["workbench"]
 st.title("Dashboard")
 
-stats = wb.stats()
+
+@st.cache_data(max_entries=10, show_spinner=False)
+def overview(workspace: str, fingerprint: str, settings_hash: str, _wb) -> dict:  # noqa: ANN001
+    """Counts, staleness and recent ingests; recomputed only when the catalog changed."""
+    return {"stats": _wb.stats(), "stale": _wb.stale_report(),
+            "recent": _wb.catalog.recent_documents(10),
+            "versions": _wb.catalog.ingest_versions()}
+
+
+view = overview(str(wb.workspace), wb.catalog.fingerprint(), wb.settings.settings_hash(), wb)
+stats = view["stats"]
 cols = st.columns(5)
 cols[0].metric("Documents", f"{stats['documents']:,}")
 cols[1].metric("Chunks", f"{stats['chunks']:,}")
@@ -19,7 +29,7 @@ if not stats["documents"] and not stats["failed_files"]:
             "run `ragbench load-samples` to load the demo corpus.")
 
 # --- staleness -------------------------------------------------------------------------------
-stale = wb.stale_report()
+stale = view["stale"]
 if stale.any:
     with st.container(border=True):
         st.warning(
@@ -84,22 +94,18 @@ if stats["chunks"]:
 left, right = st.columns(2)
 with left:
     st.subheader("Recent ingests")
-    recent = sorted(
-        [*wb.catalog.list_documents(roots_only=True),
-         *wb.catalog.list_documents(roots_only=True, status="failed")],
-        key=lambda d: d.updated_at, reverse=True,
-    )[:10]
+    recent = view["recent"]
     if recent:
         st.dataframe(pd.DataFrame([
-            {"when": d.updated_at[:19].replace("T", " "), "source": d.source_id,
-             "lens": d.lens, "status": d.status, "version": d.content_version,
-             "chunks": d.chunk_count, "error": d.error or ""}
+            {"when": d["updated_at"][:19].replace("T", " "), "source": d["source_id"],
+             "lens": d["lens"], "status": d["status"], "version": d["content_version"],
+             "chunks": d["chunks"], "error": d["error"] or ""}
             for d in recent
         ]), hide_index=True, width="stretch")
     else:
         st.caption("Nothing ingested yet.")
     st.subheader("Ingest versions")
-    st.dataframe(pd.DataFrame(wb.catalog.ingest_versions()), hide_index=True,
+    st.dataframe(pd.DataFrame(view["versions"]), hide_index=True,
                  width="stretch")
 with right:
     st.subheader("Saved answers")

@@ -120,18 +120,26 @@ if last:
 
 # --- documents -------------------------------------------------------------------------------
 st.subheader("Documents")
-docs = [*wb.catalog.list_documents(), *wb.catalog.list_documents(status="failed")]
-if not docs:
+
+
+@st.cache_data(max_entries=10, show_spinner=False)
+def documents_table(workspace: str, fingerprint: str, _wb) -> pd.DataFrame:  # noqa: ANN001
+    """Every document as a row; rebuilt only when the catalog changed."""
+    docs = [*_wb.catalog.list_documents(), *_wb.catalog.list_documents(status="failed")]
+    return pd.DataFrame([
+        {"doc_id": d.doc_id, "source": d.source_id, "title": d.title or "", "lens": d.lens,
+         "type": d.format, "status": d.status, "chunks": d.chunk_count,
+         "version": d.content_version, "KB": round(d.size_bytes / 1024, 1),
+         "attachment of": d.parent_doc_id or "",
+         "updated": d.updated_at[:19].replace("T", " "), "error": d.error or ""}
+        for d in docs
+    ])
+
+
+table = documents_table(str(wb.workspace), wb.catalog.fingerprint(), wb)
+if table.empty:
     st.info("No documents yet: drop files above.")
     st.stop()
-table = pd.DataFrame([
-    {"doc_id": d.doc_id, "source": d.source_id, "title": d.title or "", "lens": d.lens,
-     "type": d.format, "status": d.status, "chunks": d.chunk_count,
-     "version": d.content_version, "KB": round(d.size_bytes / 1024, 1),
-     "attachment of": d.parent_doc_id or "", "updated": d.updated_at[:19].replace("T", " "),
-     "error": d.error or ""}
-    for d in docs
-])
 fcols = st.columns(3)
 pick_lens = fcols[0].multiselect("Lens", sorted(table["lens"].unique()), key="f_lens",
                                  placeholder="all lenses")

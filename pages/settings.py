@@ -17,6 +17,17 @@ st.caption(f"Saved to `{wb.workspace / 'settings.toml'}`; environment variables 
            f"`{ENV_PREFIX}<NAME>` override the file.")
 
 
+@st.cache_data(max_entries=20, show_spinner=False)
+def stale_for(workspace: str, fingerprint: str, settings_json: str, _wb):  # noqa: ANN001, ANN201
+    """What these settings would re-process; recomputed only when the catalog changed."""
+    return _wb.stale_report(Settings.model_validate_json(settings_json))
+
+
+def stale(settings: Settings):  # noqa: ANN201
+    """`Workbench.stale_report` for `settings`, cached."""
+    return stale_for(str(wb.workspace), wb.catalog.fingerprint(), settings.model_dump_json(), wb)
+
+
 def bounded(value: int, low: int, high: int) -> tuple[int, int]:
     """Slider bounds that still show a value set outside the usual range (e.g. in the file)."""
     return min(low, value), max(high, value)
@@ -92,13 +103,13 @@ except ValidationError as e:
 
 st.divider()
 if changed:
-    stale = wb.stale_report(candidate)
-    now_stale = wb.stale_report().documents
+    stale_then = stale(candidate)
+    now_stale = stale(current).documents
     st.write(f"Changed: {', '.join(changed)}")
-    if stale.documents > now_stale:
-        st.warning(f"With these settings {stale.documents:,} of {stale.total_documents:,} "
-                   f"documents ({stale.chunks:,} chunks) need re-processing: chunks or "
-                   "vectors would differ from a fresh ingest.")
+    if stale_then.documents > now_stale:
+        st.warning(f"With these settings {stale_then.documents:,} of "
+                   f"{stale_then.total_documents:,} documents ({stale_then.chunks:,} chunks) "
+                   "need re-processing: chunks or vectors would differ from a fresh ingest.")
     overridden = [k for k in changed if (ENV_PREFIX + k.upper()) in os.environ]
     if overridden:
         st.warning("Set in the environment, which overrides the file: "
@@ -115,7 +126,7 @@ if st.button("Save settings", type="primary", disabled=not changed, key="save_se
         st.session_state.pop("connection_check", None)
         st.rerun()  # app.py opens a Workbench for the new settings
 
-stale_now = wb.stale_report()
+stale_now = stale(current)
 if stale_now.any and not changed:
     st.warning(f"{stale_now.documents:,} documents were made with other settings than these "
                "(see the Dashboard).")
