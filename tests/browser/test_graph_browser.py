@@ -1,0 +1,51 @@
+"""The Context graph page in a real browser: pick a chunk by search, see the interactive
+network canvas (pyvis, inline assets) and the contradictions list. Screenshot under
+tests/browser/artifacts/."""
+
+import pytest
+
+from ragbench.workbench import Workbench
+
+from ..conftest import SAMPLES
+from .conftest import ARTIFACTS, AppServer
+from .test_app_browser import open_page, shot, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def graph_server(tmp_path_factory):
+    """A live app on a workspace holding three lenses of the demo corpus."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    workspace = tmp_path_factory.mktemp("browser-graph")
+    wb = Workbench(workspace)
+    for lens in ("team-structured", "engineering", "external-analyst"):
+        wb.ingest([SAMPLES / lens], lens=lens, root=SAMPLES)
+    server = AppServer(workspace, ARTIFACTS / "streamlit-graph.log")
+    try:
+        server.wait_healthy()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_graph_page_draws_the_network_and_lists_contradictions(graph_server, page):
+    open_page(page, graph_server, "", "Dashboard")  # a session starts at the app's root
+    open_page(page, graph_server, "graph", "Context graph")
+    page.get_by_text("Nodes").first.wait_for()
+    page.get_by_label("Find a chunk").fill("Tidepool general availability")
+    page.get_by_label("Find a chunk").press("Enter")
+    wait_idle(page, timeout=120_000)
+    page.get_by_text("Neighbourhood").first.wait_for()
+    frame = page.frame_locator("iframe").first
+    frame.locator("canvas").first.wait_for(timeout=60_000)
+    box = frame.locator("canvas").first.bounding_box()
+    assert box and box["width"] > 200 and box["height"] > 200
+    shot(page, "07-graph")
+
+    page.get_by_role("tab", name="Contradictions").click()
+    page.get_by_role("button", name="Find contradictions").click()
+    wait_idle(page, timeout=120_000)
+    page.get_by_text("potential contradictions").first.wait_for()
+    page.get_by_text("[date]").first.wait_for()
+    shot(page, "08-graph-contradictions")
