@@ -329,13 +329,14 @@ def _chunk_factory(given: tuple[str, ...] = _CHUNK_FIELDS) -> Callable[[dict[str
     defaults = {n: model_fields[n].default for n in rest}
     setattr_ = object.__setattr__
     new = Chunk.__new__
+    given_set = set(given)
 
     def fast(fields: dict[str, Any]) -> Chunk:
         if defaults:
             fields.update(defaults)
         m = new(Chunk)
         setattr_(m, "__dict__", fields)
-        setattr_(m, "__pydantic_fields_set__", set(given))
+        setattr_(m, "__pydantic_fields_set__", given_set.copy())
         setattr_(m, "__pydantic_extra__", None)
         setattr_(m, "__pydantic_private__", None)
         return m
