@@ -160,6 +160,7 @@ def assert_same(doc: ParsedDocument, size: int, overlap: int, label: str = "") -
     assert [list(c.__dict__) for c in ours] == [list(c.__dict__) for c in ref], label
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "overlap"), SETTINGS + [(8192, 0)])
 def test_same_chunks_as_reference_on_real_corpora(docs, size, overlap):
     for items in docs.values():
@@ -167,6 +168,7 @@ def test_same_chunks_as_reference_on_real_corpora(docs, size, overlap):
             assert_same(doc, size, overlap, key)
 
 
+@pytest.mark.slow
 def test_chunk_documents_matches_single_calls(docs):
     items = [(doc, doc_id_of(key)) for corpus in docs.values() for key, doc in corpus]
     for workers in (1, 2, 3):
