@@ -163,15 +163,48 @@ def log_len(timing: Path) -> int:
     return len(timing.read_text().splitlines()) if timing.exists() else 0
 
 
-def visit(page: Any, url: str, path: str, selector: str, timing: Path) -> tuple[float, float]:
-    """(seconds until visible and idle, server seconds of the runs it caused)."""
+def wait_logged(timing: Path, before: int, title: str, timeout: float = 60.0) -> list[float]:
+    """Server seconds of the runs logged since `before`, once a run of `title` is among them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = timing.read_text().splitlines() if timing.exists() else []
+        if any(line.startswith(title + "\t") for line in lines[before:]):
+            break
+        time.sleep(0.05)
+    return [float(line.split("\t")[1]) for line in lines[before:]
+            if line.startswith(title + "\t")]
+
+
+def visit(page: Any, url: str, path: str, title: str, selector: str,
+          timing: Path) -> tuple[float, float]:
+    """(seconds until visible and idle, server seconds of the page's run)."""
     before = log_len(timing)
     start = time.perf_counter()
     page.goto(f"{url}/{path}")
     wait_done(page, selector)
     seconds = time.perf_counter() - start
-    page.wait_for_timeout(200)
-    return seconds, sum(run_times(timing, before))
+    return seconds, sum(wait_logged(timing, before, title))
+
+
+def apptest_reruns(workspace: Path, pages: list[str], runs: int) -> dict[str, float]:
+    """Median wall time of warm in-process reruns per page (AppTest: server work only)."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["RAGBENCH_WORKSPACE"] = str(workspace)
+    out = {}
+    for script in pages:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+        at.switch_page(script).run()
+        at.run()  # warm
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - start)
+        if at.exception:
+            raise RuntimeError(f"{script}: {at.exception}")
+        out[script] = round(statistics.median(times), 3)
+    return out
 
 
 def main() -> None:
@@ -206,13 +239,13 @@ def main() -> None:
                 if path and not (ROOT / "pages" / f"{path}.py").exists():
                     continue
                 present.append((path, title, selector))
-                cold, cold_server = visit(page, url, path, selector, timing)
+                cold, cold_server = visit(page, url, path, title, selector, timing)
                 result["pages"][title] = {"cold_s": round(cold, 3),
                                           "cold_server_s": round(cold_server, 3)}
             for path, title, selector in present:
                 warm, server = [], []
                 for _ in range(args.warm):
-                    seconds, srv = visit(page, url, path, selector, timing)
+                    seconds, srv = visit(page, url, path, title, selector, timing)
                     warm.append(seconds)
                     server.append(srv)
                 result["pages"][title].update(
@@ -232,7 +265,7 @@ def main() -> None:
                 page.wait_for_timeout(150)
                 page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached")
                 reruns.append(time.perf_counter() - start)
-                rerun_server += run_times(timing, before)
+                rerun_server += wait_logged(timing, before, "Settings")
             page.goto(f"{url}/library")
             wait_done(page, '[data-testid="stDataFrame"]')
             before = log_len(timing)
@@ -241,7 +274,7 @@ def main() -> None:
             page.keyboard.press("Escape")
             page.wait_for_timeout(150)
             page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached")
-            library_server = run_times(timing, before)
+            library_server = wait_logged(timing, before, "Library")
             result["warm_rerun"] = {
                 "settings_slider_browser_s": round(statistics.median(reruns), 3),
                 "settings_slider_server_s": round(statistics.median(rerun_server), 3)
@@ -271,15 +304,19 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+    scripts = [f"pages/{p or 'dashboard'}.py" for p, _, _ in PAGES
+               if (ROOT / "pages" / f"{p or 'dashboard'}.py").exists()]
+    result["apptest_warm_rerun_server_s"] = apptest_reruns(workspace, scripts, 5)
     warm_pages = [v["warm_s"] for v in result["pages"].values()]
-    warm_server = [v["warm_server_s"] for v in result["pages"].values()]
+    warm_server = list(result["apptest_warm_rerun_server_s"].values())
     result["targets"] = {
         "every_page_visible_warm_le_3s": max(warm_pages) <= 3.0,
         "max_warm_page_s": max(warm_pages),
         "warm_rerun_server_le_0.3s": max(warm_server) <= 0.3,
-        "max_warm_server_s": max(warm_server),
+        "max_warm_rerun_server_s": max(warm_server),
     }
     result["timing_log"] = str(timing)
+    result["load_average"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 
 
