@@ -181,3 +181,21 @@ def test_answers_carry_potential_contradictions_as_a_synthesized_source(demo):
     quiet = Workbench(demo.workspace, demo.settings.model_copy(
         update={"answer_contradictions": False}))
     assert not quiet.ask("When does Tidepool reach general availability?").contradictions
+
+
+def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
+    looser = Workbench(demo.workspace, demo.settings.model_copy(
+        update={"graph_similarity_threshold": 0.6}))
+    stats = looser.graph_stats()
+    assert looser.graph_service.last_update["action"] == "build"
+    assert stats["edge_types"]["SIMILAR_TO"] >= demo.graph_stats()["edge_types"]["SIMILAR_TO"]
+    assert looser.graph().params.similarity_threshold == 0.6
+
+    other = Workbench(tmp_path / "ws")
+    note = tmp_path / "n.md"
+    note.write_text("# Note\n\nThe Tidepool beta starts July 1, 2026.\n")
+    other.ingest([note], lens="engineering")
+    assert other.graph_stats()["nodes"] == 1
+    other.clear()
+    assert not (tmp_path / "ws" / "graph").exists()
+    assert other.search("Tidepool", mode="graph") == []
