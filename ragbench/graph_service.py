@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,9 +55,14 @@ class GraphService:
         self.params = params_from(settings)
         self._graph: ContextGraph | None = None
         self.last_update: dict[str, Any] = {}
+        self._lock = threading.RLock()  # the app shares one Workbench between sessions
 
     def current(self, progress: Progress | None = None) -> ContextGraph:
         """The graph, updated to the catalog's chunks (built on first use)."""
+        with self._lock:
+            return self._current(progress)
+
+    def _current(self, progress: Progress | None) -> ContextGraph:
         graph = self._graph
         if graph is None:
             try:
@@ -88,14 +94,16 @@ class GraphService:
 
     def rebuild(self) -> ContextGraph:
         """Build from scratch (fresh key-term frequencies), replacing the saved graph."""
-        self._graph = None
-        shutil.rmtree(self.directory, ignore_errors=True)
-        return self.current()
+        with self._lock:
+            self._graph = None
+            shutil.rmtree(self.directory, ignore_errors=True)
+            return self._current(None)
 
     def clear(self) -> None:
         """Forget the graph (used when the workspace is cleared)."""
-        self._graph = None
-        shutil.rmtree(self.directory, ignore_errors=True)
+        with self._lock:
+            self._graph = None
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
         graph.save(self.directory)
