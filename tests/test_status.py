@@ -110,3 +110,18 @@ def test_stale_report_counts_documents_of_other_settings(tmp_path):
     for lens in ("a", "b"):
         wb2.ingest([tmp_path / "src" / lens], lens=lens, root=tmp_path / "src")
     assert wb2.stale_report().documents == 0
+
+
+def test_catalog_fingerprint_and_recent_documents(tmp_path):
+    wb = Workbench(tmp_path / "ws")
+    empty = wb.catalog.fingerprint()
+    report = wb.ingest_uploads([("a.md", b"# A\n\nFirst file text here. " * 5)])
+    after_ingest = wb.catalog.fingerprint()
+    assert after_ingest != empty
+    assert wb.catalog.fingerprint() == after_ingest, "stable while nothing changes"
+    wb.ingest_uploads([("b.md", b"# B\n\nSecond file text here. " * 5)])
+    recent = wb.catalog.recent_documents(5)
+    assert [r["source_id"] for r in recent] == ["uploads/b.md", "uploads/a.md"]
+    assert "text" not in recent[0] and recent[0]["chunks"] >= 1
+    wb.delete(report.files[0].doc_id)
+    assert wb.catalog.fingerprint() not in (empty, after_ingest)
