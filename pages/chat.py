@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ragbench.archive_ops import rewrite_links
 from ragbench.models import CHUNK_TYPES, SearchFilters
 from ragbench.retrieval import MODES
 
@@ -77,7 +78,9 @@ def archive_actions(source: dict, detail: dict) -> None:
             st.error(str(e))
         else:
             with st.container(height=420, border=True):
-                st.markdown(view)  # no unsafe_allow_html: document text never renders as HTML
+                # links between archive files only work on the Archive page: kept as text here
+                st.markdown(rewrite_links(view, browse, lambda uri: None))
+                # no unsafe_allow_html: document text never renders as HTML
 
 
 def show_answer(turn: int, response: dict) -> None:

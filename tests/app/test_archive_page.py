@@ -129,6 +129,8 @@ def test_chat_citation_offers_view_and_download(hostile_ws):
     assert not at.exception, at.exception
     views = [m for m in at.markdown if "## Content" in m.value]
     assert views and all(m.proto.allow_html is False for m in at.markdown)
+    assert "[Download Original]" in views[0].value
+    assert "](" not in views[0].value  # archive-relative links would be dead here: text only
 
 
 def test_doc_query_parameter_selects_the_document(hostile_ws):
