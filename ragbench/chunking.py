@@ -367,11 +367,8 @@ def _make_chunks(
     doc: ParsedDocument, doc_id: str, spans: list[tuple[int, int, int]], lens: str
 ) -> list[Chunk]:
     text = doc.text
-    blocks = doc.blocks
-    starts = [b.start_char for b in blocks]
-    ends = [b.end_char for b in blocks]
-    types = [b.chunk_type for b in blocks]
-    pages = [b.page_number for b in blocks]
+    blocks = [(b.start_char, b.end_char, b.chunk_type, b.page_number, b) for b in doc.blocks]
+    starts = [b[0] for b in blocks]
     total = len(spans)
     line_pos, line_no = 0, 1  # incremental line counting; chunk starts only move forward
     seen: dict[str, tuple[int, int]] = {}
@@ -392,11 +389,10 @@ def _make_chunks(
         weights: dict[ChunkType, int] = {}
         first_of: dict[ChunkType, Block] = {}
         page_from = page_to = None
-        for i in range(max(bisect_right(starts, c0) - 1, 0), bisect_left(starts, c1)):
-            b_start, b_end = starts[i], ends[i]
+        lo = bisect_right(starts, c0) - 1
+        for b_start, b_end, t, page, b in blocks[lo if lo > 0 else 0 : bisect_left(starts, c1)]:
             if b_end <= c0 or b_start >= c1:
                 continue
-            b, t = blocks[i], types[i]
             if first_any is None:
                 first_any = b
             if t not in first_of:
@@ -404,11 +400,12 @@ def _make_chunks(
             if t != "heading":
                 if first_body is None:
                     first_body = b
-                weights[t] = weights.get(t, 0) + min(b_end, c1) - max(b_start, c0)
-            if pages[i] is not None:
+                share = (b_end if b_end < c1 else c1) - (b_start if b_start > c0 else c0)
+                weights[t] = weights.get(t, 0) + share
+            if page is not None:
                 if page_from is None:
-                    page_from = pages[i]
-                page_to = pages[i]
+                    page_from = page
+                page_to = page
         first = first_body if first_body is not None else first_any
         if weights:
             ctype = max(weights, key=weights.__getitem__)
