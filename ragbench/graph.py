@@ -119,7 +119,8 @@ class ContextGraph:
             return self
         n = len(self.nodes)
         for etype in CAPPED:
-            self.kept[etype] = gb.top_k(self._candidates(etype, None), self.params.degree_cap)
+            cap = self.params.degree_cap
+            self.kept[etype] = gb.top_k(self._candidates(etype, None, keep=cap), cap)
         self._derive_edges(n)
         return self
 
@@ -171,7 +172,7 @@ class ContextGraph:
             if len(rows):
                 i, j, s = self.kept[etype]
                 keep = ~np.isin(i, rows)
-                fresh = self._candidates(etype, rows)
+                fresh = self._candidates(etype, rows, keep=self.params.degree_cap)
                 self.kept[etype] = gb.top_k(gb.concat([(i[keep], j[keep], s[keep]), fresh]),
                                             self.params.degree_cap)
         self._derive_edges(len(self.nodes))
@@ -208,19 +209,24 @@ class ContextGraph:
         self.emb = emb if not len(self.emb) else np.vstack([self.emb, emb])
         self._adjacency = None
 
-    def _candidates(self, etype: str, rows: np.ndarray | None) -> gb.Pairs:
-        """Directed candidate pairs of one capped type for `rows` (None = all)."""
+    def _candidates(self, etype: str, rows: np.ndarray | None, keep: int = 0) -> gb.Pairs:
+        """Directed candidate pairs of one capped type for `rows` (None = all).
+
+        `keep` prunes each row's candidates to its best `keep` while computing (bounded
+        memory); adding rows must not prune, since old rows pick from the new rows' pairs.
+        """
         if etype == "SIMILAR_TO":
-            return gb.similar_pairs(self.emb, self.params.similarity_threshold, rows)
+            return gb.similar_pairs(self.emb, self.params.similarity_threshold, rows,
+                                    keep=keep if rows is not None else 0)
         if etype == "TOPIC_OVERLAP":
             sets = [node["key_terms"] for node in self.nodes]
             weights = {t: self.termer.idf(t) for t in set().union(*sets)}
             x, xw = gb.overlap_matrix(sets, weights)
-            return gb.overlap_pairs(x, xw, self.params.min_shared_terms, rows)
+            return gb.overlap_pairs(x, xw, self.params.min_shared_terms, rows, keep=keep)
         # periods: one mentioned by very many chunks (a year in a large corpus) says little and
         # would cost df^2 pairs; small corpora keep every period
         x, xw = gb.overlap_matrix(self.periods, None, max_df=max(50, len(self.nodes) // 50))
-        return gb.overlap_pairs(x, xw, 1, rows)
+        return gb.overlap_pairs(x, xw, 1, rows, keep=keep)
 
     def _group_edges(self, spec: bool) -> dict[str, gb.Pairs]:
         """SAME_SOURCE, SEQUENTIAL and SAME_LENS (recomputed whole: cheap and vectorised)."""

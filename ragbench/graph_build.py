@@ -42,13 +42,14 @@ def concat(parts: Sequence[Pairs]) -> Pairs:
 
 
 def similar_pairs(
-    emb: np.ndarray, threshold: float, rows: np.ndarray | None = None, block: int = 512
+    emb: np.ndarray, threshold: float, rows: np.ndarray | None = None, block: int = 512,
+    keep: int = 0,
 ) -> Pairs:
     """Directed pairs with cosine similarity > `threshold` (rows of `emb` are unit vectors).
 
     With `rows=None` every pair of the matrix is found, computing each block of rows only
     against the columns at or after it (half the work) and mirroring; otherwise `rows` are
-    compared with every row.
+    compared with every row (`keep > 0`: only each row's `keep` best pairs).
     """
     n = len(emb)
     out: list[Pairs] = []
@@ -57,8 +58,8 @@ def similar_pairs(
             stop = min(start + block, n)
             sims = emb[start:stop] @ emb[start:].T
             ii, jj = np.nonzero(sims > threshold)
-            keep = jj > ii  # columns start at `start`, so the diagonal is jj == ii
-            ii, jj = ii[keep], jj[keep]
+            upper = jj > ii  # columns start at `start`, so the diagonal is jj == ii
+            ii, jj = ii[upper], jj[upper]
             s = sims[ii, jj].astype(np.float64)
             a, b = ii + start, jj + start
             out.append((np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([s, s])))
@@ -68,8 +69,9 @@ def similar_pairs(
         sims = emb[part] @ emb.T
         ii, jj = np.nonzero(sims > threshold)
         a = part[ii]
-        keep = jj != a
-        out.append((a[keep], jj[keep], sims[ii[keep], jj[keep]].astype(np.float64)))
+        ok = jj != a
+        found = (a[ok], jj[ok], sims[ii[ok], jj[ok]].astype(np.float64))
+        out.append(top_k(found, keep) if keep > 0 else found)
     return concat(out)
 
 
@@ -114,8 +116,13 @@ def overlap_pairs(
     min_shared: int,
     rows: np.ndarray | None = None,
     block: int = 2048,
+    keep: int = 0,
 ) -> Pairs:
-    """Directed pairs sharing at least `min_shared` terms; score = count + TIE * weights."""
+    """Directed pairs sharing at least `min_shared` terms; score = count + TIE * weights.
+
+    `keep > 0` keeps only each row's `keep` best pairs per block (exact for the rows' own
+    lists, and what bounds memory: duplicated texts share all their terms).
+    """
     n = x.shape[0]
     row_ids = np.arange(n) if rows is None else rows
     xt = xw.T.tocsc()
@@ -124,9 +131,10 @@ def overlap_pairs(
         part = row_ids[start : start + block]
         prod = (x[part] @ xt).tocoo()
         a = part[prod.row]
-        keep = (prod.col != a) & (prod.data >= min_shared - 1e-9)
-        out.append((a[keep].astype(np.int64), prod.col[keep].astype(np.int64),
-                    prod.data[keep].astype(np.float64)))
+        ok = (prod.col != a) & (prod.data >= min_shared - 1e-9)
+        found = (a[ok].astype(np.int64), prod.col[ok].astype(np.int64),
+                 prod.data[ok].astype(np.float64))
+        out.append(top_k(found, keep) if keep > 0 else found)
     return concat(out)
 
 
