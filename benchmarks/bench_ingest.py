@@ -139,6 +139,7 @@ def bench_chunking(docs: list[ParsedDocument], size: int, overlap: int, repeat: 
                                  chunk_overlap=overlap)
     tokens = sum(len(enc.encode_ordinary(t)) for t in texts)
     pairs = [(d, "0" * 16) for d in docs]
+    load_before = [round(x, 2) for x in os.getloadavg()]  # other processes on the machine
     threads = os.cpu_count() or 1
     runs = interleaved(repeat, {
         "ours_single_thread": lambda: chunk_documents(pairs, size, overlap, workers=1),
@@ -150,6 +151,7 @@ def bench_chunking(docs: list[ParsedDocument], size: int, overlap: int, repeat: 
         "encode_ordinary_batch_threads": lambda: enc.encode_ordinary_batch(
             texts, num_threads=threads),
     })
+    load_after = [round(x, 2) for x in os.getloadavg()]
     wall = {n: r["wall"] for n, r in runs.items()}
     lang, raw = wall["langchain_token_splitter"], wall["encode_ordinary"]
     out: dict[str, Any] = {
@@ -158,6 +160,7 @@ def bench_chunking(docs: list[ParsedDocument], size: int, overlap: int, repeat: 
         "chunks": sum(len(c) for c in chunk_documents(pairs, size, overlap, workers=1)),
         "rounds": repeat,
         "threads": threads,
+        "load_average_1_5_15min": {"before": load_before, "after": load_after},
         "wall_s_median": {n: round(statistics.median(w), 4) for n, w in wall.items()},
         "wall_s_min_max": {n: [round(min(w), 4), round(max(w), 4)] for n, w in wall.items()},
     }
