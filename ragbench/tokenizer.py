@@ -102,7 +102,7 @@ def token_char_offsets(
 
     A token starts at the number of characters begun (UTF-8 lead bytes) by the tokens before
     it; a token that starts inside a multi-byte character moves to that character's start.
-    Computed from per-token tables, without touching the text's bytes.
+    Computed from per-token tables, without mapping the text byte by byte.
     """
     n = len(tokens)
     if not n:
