@@ -134,20 +134,22 @@ class KeyTermer:
         if not texts:
             return []
         vocab, terms_list = self.vocab, self.terms_list
-        # C-level passes only: split every text, add unseen words to the vocabulary with set
-        # operations, map words to ids with map(); filtering happens on the id arrays
-        split = [t.lower().translate(_SEPARATORS).split() for t in texts]
-        lengths = [len(ws) for ws in split]
-        tokens = list(chain.from_iterable(split))
-        unseen = set(tokens).difference(vocab)
-        for w in sorted(unseen):
-            vocab[w] = len(terms_list)
-            terms_list.append(w)
-        self.valid = np.concatenate([
-            self.valid,
-            np.array([_is_word(w) for w in sorted(unseen)], bool),
-        ])
-        ids = np.fromiter(map(vocab.__getitem__, tokens), np.int64, len(tokens))
+        # C-level passes only: split texts, add unseen words to the vocabulary with set
+        # operations, map words to ids with map(); batches keep the token lists small
+        id_parts, lengths = [], []
+        for b in range(0, len(texts), 2000):
+            split = [t.lower().translate(_SEPARATORS).split() for t in texts[b : b + 2000]]
+            lengths += [len(ws) for ws in split]
+            tokens = list(chain.from_iterable(split))
+            del split
+            unseen = sorted(set(tokens).difference(vocab))
+            for w in unseen:
+                vocab[w] = len(terms_list)
+                terms_list.append(w)
+            self.valid = np.concatenate([self.valid, np.array([_is_word(w) for w in unseen],
+                                                              bool)])
+            id_parts.append(np.fromiter(map(vocab.__getitem__, tokens), np.int64, len(tokens)))
+        ids = np.concatenate(id_parts) if id_parts else np.zeros(0, np.int64)
         v = len(terms_list)
         chunk = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
         keys, tf = np.unique(chunk * v + ids, return_counts=True)
