@@ -38,6 +38,7 @@ _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n
 # closing marks, the sentence mark (the match starts at that space), or a newline
 _SENTENCE_END_REVERSED = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u2026\u3002]|\n")
 _WHOLE_TYPES = ("table", "code")
+_IMMUTABLE = (str, int, float, bool, type(None))
 
 
 class ChunkingError(ValueError):
@@ -315,26 +316,32 @@ _CHUNK_FIELDS = (
 )
 
 
-def _chunk_factory(given: tuple[str, ...] = _CHUNK_FIELDS) -> Callable[[dict[str, Any]], Chunk]:
-    """Build `Chunk`s from dicts of the `given` fields (already typed) without validation.
+def _chunk_factory(
+    model: type[Chunk] = Chunk, given: tuple[str, ...] = _CHUNK_FIELDS
+) -> Callable[[dict[str, Any]], Chunk]:
+    """Build `model`s from dicts of the `given` fields (already typed) without validation.
 
-    Equivalent to `Chunk.model_construct(**fields)`: same `__dict__` (in field order, other
+    Equivalent to `model.model_construct(**fields)`: same `__dict__` (in field order, other
     fields at their defaults), same fields set, no extra or private state, at a fraction of
-    its cost. Used only when the model allows it (the given fields come first, the others have
-    plain immutable defaults) and a sample built both ways is identical; else model_construct.
+    its cost. Used only when the given fields come first in the model, it has no post-init
+    hook and a sample built both ways is identical; else model_construct itself.
     """
-    model_fields = Chunk.model_fields
+    model_fields = model.model_fields
     names = tuple(model_fields)
-    rest = names[len(given):]
-    defaults = {n: model_fields[n].default for n in rest}
+    rest = [(n, model_fields[n]) for n in names[len(given):]]
+    plain = all(f.default_factory is None and isinstance(f.default, _IMMUTABLE) for _, f in rest)
+    defaults = {n: f.default for n, f in rest}
     setattr_ = object.__setattr__
-    new = Chunk.__new__
+    new = model.__new__
     given_set = set(given)
 
     def fast(fields: dict[str, Any]) -> Chunk:
-        if defaults:
+        if plain:
             fields.update(defaults)
-        m = new(Chunk)
+        else:  # as model_construct does: a fresh default per chunk
+            for name, field in rest:
+                fields[name] = field.get_default(call_default_factory=True, validated_data=fields)
+        m = new(model)
         setattr_(m, "__dict__", fields)
         setattr_(m, "__pydantic_fields_set__", given_set.copy())
         setattr_(m, "__pydantic_extra__", None)
@@ -342,14 +349,9 @@ def _chunk_factory(given: tuple[str, ...] = _CHUNK_FIELDS) -> Callable[[dict[str
         return m
 
     def slow(fields: dict[str, Any]) -> Chunk:
-        return Chunk.model_construct(**fields)
+        return model.model_construct(**fields)
 
-    usable = names[: len(given)] == given and not Chunk.__pydantic_post_init__ and all(
-        model_fields[n].default_factory is None
-        and isinstance(model_fields[n].default, (str, int, float, bool, type(None)))
-        for n in rest
-    )
-    if not usable:
+    if names[: len(given)] != given or model.__pydantic_post_init__:
         return slow
     sample = {name: f"v{i}" for i, name in enumerate(given)}
     a, b = fast(dict(sample)), slow(dict(sample))

@@ -183,3 +183,25 @@ def test_chunk_documents_threads_same_result_and_errors():
     with pytest.raises(ChunkingError, match="chunk_overlap"):
         chunk_documents(pairs, 128, 128, workers=2)
     assert chunk_documents([], 128, 16, workers=2) == []
+
+
+def test_fast_chunk_construction_matches_model_construct():
+    """Fields added to Chunk later (plain or factory defaults) are filled as model_construct
+    fills them; a model whose chunker fields are not first falls back to model_construct."""
+    from pydantic import Field
+
+    from ragbench.chunking import _CHUNK_FIELDS, _chunk_factory
+    from ragbench.models import Chunk
+
+    class Extended(Chunk):
+        tags: list[str] = Field(default_factory=list)
+        note: str | None = None
+
+    values = {name: f"value {i}" for i, name in enumerate(_CHUNK_FIELDS)}
+    make = _chunk_factory(Extended)
+    assert make.__name__ == "fast"
+    a, b = make(dict(values)), Extended.model_construct(**values)
+    assert a.__dict__ == b.__dict__ and list(a.__dict__) == list(b.__dict__)
+    assert a.model_fields_set == b.model_fields_set
+    assert make(dict(values)).tags is not a.tags  # a fresh default each time
+    assert _chunk_factory(Extended, ("doc_id", "chunk_id")).__name__ == "slow"
