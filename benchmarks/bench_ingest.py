@@ -179,7 +179,7 @@ def bench_chunking(docs: list[ParsedDocument], size: int, overlap: int, repeat: 
     }
     out["threads"]["time_vs_encode_ordinary_batch"] = _ratios(
         wall["ours_threads"], wall["encode_ordinary_batch_threads"])
-    # CPU time of the single-threaded runs: the work done, insensitive to other processes
+    # CPU time of the single-threaded runs: the work done, less sensitive to other processes
     cpu = {n: runs[n]["cpu"] for n in ("ours_single_thread", "ours_per_document",
                                         "langchain_token_splitter", "encode_ordinary",
                                         "encode_to_numpy")}
