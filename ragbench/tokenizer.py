@@ -52,8 +52,8 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
 
 
 @lru_cache(maxsize=4)
-def _token_tables(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per token id: byte length, characters it starts, whether it starts inside a character.
+def _token_tables(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per token id: byte length; characters it starts + 256 if it starts inside a character.
 
     A character starts at each UTF-8 lead byte (any byte but 10xxxxxx); a token whose first
     byte is a continuation byte starts inside a character split over tokens.
@@ -69,11 +69,13 @@ def _token_tables(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     is_lead = (np.frombuffer(b"".join(pieces), dtype=np.uint8) & 0xC0) != 0x80
     lead_before = np.concatenate(([0], np.cumsum(is_lead)))  # leads in all bytes before
     ends = np.cumsum(lengths)
-    # small dtypes keep the tables in cache while tokens are looked up
-    leads = (lead_before[ends] - lead_before[ends - lengths]).astype(np.uint8)
+    leads = lead_before[ends] - lead_before[ends - lengths]
     first = np.minimum(ends - lengths, max(len(is_lead) - 1, 0))
-    inside = ((lengths > 0) & ~is_lead[first]).astype(np.uint8)
-    return lengths, leads, inside
+    inside = (lengths > 0) & ~is_lead[first]
+    # both in one small table (low byte: characters started, 256: starts inside one), so a
+    # text's tokens are looked up once and the table stays in cache
+    packed = (leads + 256 * inside).astype(np.uint16)
+    return lengths, packed
 
 
 def token_byte_lengths(name: str = "cl100k_base") -> np.ndarray:
@@ -107,13 +109,14 @@ def token_char_offsets(
     n = len(tokens)
     if not n:
         return np.array([len(text)], dtype=np.int64)
-    _, leads, inside = _token_tables(name)
-    ids = np.asarray(tokens)
+    packed = _token_tables(name)[1][np.asarray(tokens)]
     offs = np.empty(n + 1, dtype=np.int64)
     offs[0] = 0
-    np.cumsum(leads[ids], out=offs[1:], dtype=np.int64)
-    if not text.isascii():
-        # text that is not valid UTF-8 (lone surrogates) has no such mapping: fail as before
-        text.encode("utf-8")
-        offs[:-1] -= inside[ids]
+    if text.isascii():  # one character per byte, no token starts inside a character
+        np.cumsum(packed, out=offs[1:], dtype=np.int64)
+        return offs
+    # text that is not valid UTF-8 (lone surrogates) has no such mapping: fail as before
+    text.encode("utf-8")
+    np.cumsum(packed & 0xFF, out=offs[1:], dtype=np.int64)
+    offs[:-1] -= packed >> 8
     return offs
