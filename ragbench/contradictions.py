@@ -276,6 +276,22 @@ def _kind(a: Claim, b: Claim) -> str | None:
     return None
 
 
+def _comparable(xs: list[Claim], ys: list[Claim]) -> Iterable[tuple[Claim, Claim]]:
+    """Sentence pairs that could conflict: both carry values (dates, amounts), or exactly one
+    is negated. Skipping the rest keeps large comparisons cheap.
+    """
+    valued_x = [c for c in xs if c.periods or c.amounts]
+    valued_y = [c for c in ys if c.periods or c.amounts]
+    for a in valued_x:
+        for b in valued_y:
+            yield a, b
+    for a in xs:
+        for b in ys:
+            if a.negated != b.negated and not ((a.periods or a.amounts)
+                                               and (b.periods or b.amounts)):
+                yield a, b
+
+
 def _side(c: Claim) -> dict[str, Any]:
     return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "lens": c.lens, "span": c.text,
             "start_char": c.start, "end_char": c.end,
@@ -309,17 +325,16 @@ def conflicts(
     chunk_pairs = pairs if pairs is not None else combinations(list(by_chunk), 2)
     findings: dict[tuple[str, ...], Finding] = {}
     for x, y in chunk_pairs:
-        for a in by_chunk.get(x, []):
-            for b in by_chunk.get(y, []):
-                if a.root_id == b.root_id:
-                    continue
-                shared = _about_same(a, b, min_shared)
-                kind = _kind(a, b) if shared else None
-                key = (kind or "", *sorted((a.doc_id, b.doc_id)))  # one per document pair
-                if not kind or key in findings:
-                    continue
-                findings[key] = Finding(topic=" ".join(sorted(shared)[:4]), type=kind,
-                                        chunks=[_side(a), _side(b)], note=_note(kind, a, b))
+        for a, b in _comparable(by_chunk.get(x, []), by_chunk.get(y, [])):
+            if a.root_id == b.root_id:
+                continue
+            shared = _about_same(a, b, min_shared)
+            kind = _kind(a, b) if shared else None
+            key = (kind or "", *sorted((a.doc_id, b.doc_id)))  # one per document pair
+            if not kind or key in findings:
+                continue
+            findings[key] = Finding(topic=" ".join(sorted(shared)[:4]), type=kind,
+                                    chunks=[_side(a), _side(b)], note=_note(kind, a, b))
     out = list(findings.values()) + _priority_findings(
         [c for cs in by_chunk.values() for c in cs if c.priority])
     if topic:
