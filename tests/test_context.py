@@ -18,6 +18,8 @@ from ragbench.llm import LLMError, LLMReply
 from ragbench.models import Chunk
 from ragbench.workbench import Workbench
 
+from .llm_server import llm_server  # noqa: F401
+
 SMALL = Settings(chunk_size=64, chunk_overlap=8)
 TEXT = (
     "Osprey populations recovered along the river after the ban on DDT. "
@@ -188,3 +190,27 @@ def test_llm_context_without_endpoint_falls_back_or_fails_clearly():
     with pytest.raises(LLMError, match="base URL"):
         make_summarizer(llm.model_copy(update={"llm_fallback": False}))
     assert make_summarizer(Settings()) is None
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_llm_summary_from_a_real_server_once_per_document(tmp_path, llm_server):  # noqa: F811
+    from ragbench.context import LLMSummarizer
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "survey.md").write_text("# Survey\n\n" + (TEXT + "\n\n") * 4)
+    settings = SMALL.model_copy(update={"contextual_embeddings": True, "llm_backend": "openai",
+                                        "openai_base_url": llm_server, "llm_fallback": False,
+                                        "openai_timeout": 300.0})
+    ws = tmp_path / "ws"
+    wb = Workbench(ws, settings)
+    (result,) = wb.ingest([tmp_path / "docs"], root=tmp_path / "docs").files
+    summary = wb.catalog.get_document(result.doc_id).context_summary
+    assert summary and summary != extractive_summary(TEXT)
+    assert isinstance(wb.ingestor.summarizer, LLMSummarizer) and wb.ingestor.summarizer.calls == 1
+    assert all(summary in c["embedding_text"] for c in wb.catalog.chunks_of(result.doc_id))
+    wb.catalog.conn.execute("UPDATE documents SET ingest_version = 1")
+    again = Workbench(ws, settings)
+    assert again.reprocess().totals["reprocessed"] == 1
+    assert again.ingestor.summarizer.calls == 0  # the cached summary was used
+    assert again.catalog.get_document(result.doc_id).context_summary == summary
