@@ -23,11 +23,13 @@ MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays d
 wb = st.session_state["workbench"]
 st.title("Archive")
 
-tree = wb.archive_tree()
-if not tree:
-    st.info("The archive is empty. Documents appear here once they are ingested "
-            "(Library page, or `ragbench ingest`).")
-    st.stop()
+@st.cache_data(max_entries=4, show_spinner=False)
+def archive_index(workspace: str, fingerprint: str, _wb) -> tuple[list, dict[str, str]]:  # noqa: ANN001
+    """The tree and the link targets of every view; re-read only when the catalog changed."""
+    tree = _wb.archive_tree()
+    targets = {uri: f"?doc={d.doc_id}" for _, d in walk(tree)
+               for uri in (d.archive_browse_uri, d.archive_download_uri) if uri}
+    return tree, targets
 
 
 def walk(nodes: list[dict[str, Any]], depth: int = 0) -> Iterator[tuple[int, Any]]:
@@ -35,6 +37,13 @@ def walk(nodes: list[dict[str, Any]], depth: int = 0) -> Iterator[tuple[int, Any
     for node in nodes:
         yield depth, node["document"]
         yield from walk(node["children"], depth + 1)
+
+
+tree, targets = archive_index(str(wb.workspace), wb.catalog.fingerprint(), wb)
+if not tree:
+    st.info("The archive is empty. Documents appear here once they are ingested "
+            "(Library page, or `ragbench ingest`).")
+    st.stop()
 
 
 def label(depth: int, doc: Any) -> str:
@@ -90,8 +99,6 @@ if thread["children"]:
             st.button(md_escape(label(depth, member)), key=f"archive-go-{member.doc_id}",
                       disabled=member.doc_id == doc_id, type="tertiary",
                       on_click=st.session_state.__setitem__, args=("archive_doc", member.doc_id))
-targets = {uri: f"?doc={d.doc_id}" for _, d in walk(tree)
-           for uri in (d.archive_browse_uri, d.archive_download_uri) if uri}
 with col_view:
     facts = [doc.format or "unknown format", f"{doc.size_bytes:,} bytes", f"lens {doc.lens}",
              f"id {doc.doc_id}"]

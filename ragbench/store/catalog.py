@@ -458,11 +458,13 @@ class Catalog:
         return [groups[k] for k in sorted(groups)]
 
     def fingerprint(self) -> str:
-        """Changes whenever documents, chunks or saved answers change (a cache key for views)."""
+        """Changes whenever documents, chunks, saved answers or archive entries change (a cache
+        key for views)."""
         row = self.conn.execute(
             "SELECT (SELECT COUNT(*) FROM documents), (SELECT MAX(updated_at) FROM documents), "
             "(SELECT MAX(rowid) FROM chunks), (SELECT COUNT(*) FROM chunks), "
-            "(SELECT MAX(updated_at) FROM answers)"
+            "(SELECT MAX(updated_at) FROM answers), "
+            "(SELECT COUNT(archive_browse_uri) FROM documents)"
         ).fetchone()
         return ":".join(str(v) for v in row)
 
