@@ -459,7 +459,8 @@ class Catalog:
 
     def fingerprint(self) -> str:
         """Changes whenever documents, chunks, saved answers or archive entries change (a cache
-        key for views)."""
+        key for views).
+        """
         row = self.conn.execute(
             "SELECT (SELECT COUNT(*) FROM documents), (SELECT MAX(updated_at) FROM documents), "
             "(SELECT MAX(rowid) FROM chunks), (SELECT COUNT(*) FROM chunks), "
