@@ -200,7 +200,8 @@ class ContextGraph:
             self.index[node.id] = len(self.nodes)
             self.nodes.append({
                 "id": node.id, "lens": node.lens, "source_path": node.source_path,
-                "source_name": Path(node.source_path).name, "group": node.group or node.source_path,
+                "source_name": node.source_path.rstrip("/").rsplit("/", 1)[-1],
+                "group": node.group or node.source_path,
                 "chunk_index": node.chunk_index, "total_chunks": node.total_chunks,
                 "token_count": node.token_count, "content_preview": node.text[:200],
                 "key_terms": terms, "time_references": refs, "created_at": node.created_at,

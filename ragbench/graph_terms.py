@@ -89,6 +89,20 @@ def _is_word(w: str) -> bool:
     return len(w) > 2 and w[0].isalpha() and w not in STOP
 
 
+# The same tokenisation on UTF-8 bytes, which is what KeyTermer uses for speed: ASCII letters
+# lower-cased, other ASCII bytes that are not letters or digits become spaces, bytes of
+# multi-byte characters are kept (so "café" stays one word; non-ASCII capitals stay as they are).
+_BYTE_TABLE = bytes(
+    (c + 32 if 65 <= c <= 90 else c) if (c >= 128 or chr(c).isalnum()) else 32
+    for c in range(256)
+)
+_STOP_BYTES = frozenset(w.encode() for w in STOP)
+
+
+def _is_word_bytes(w: bytes) -> bool:
+    return len(w) > 2 and (w[0] >= 128 or 97 <= w[0] <= 122) and w not in _STOP_BYTES
+
+
 class KeyTermer:
     """Distinctive terms by tf x idf over the chunk frequencies this object has seen.
 
@@ -103,8 +117,8 @@ class KeyTermer:
         self.top_n = top_n
         self.max_df_ratio = max_df_ratio
         self.min_df_cap = min_df_cap
-        self.vocab: dict[str, int] = {}
-        self.terms_list: list[str] = []
+        self.vocab: dict[bytes, int] = {}
+        self.terms_list: list[bytes] = []
         self.df_arr = np.zeros(0, np.int64)
         self.valid = np.zeros(0, bool)
         self.n = 0
@@ -112,14 +126,15 @@ class KeyTermer:
     @property
     def df(self) -> dict[str, int]:
         """Chunk frequency of every word seen."""
-        return {t: int(c) for t, c in zip(self.terms_list, self.df_arr.tolist(), strict=True) if c}
+        return {t.decode("utf-8", "replace"): int(c)
+                for t, c in zip(self.terms_list, self.df_arr.tolist(), strict=True) if c}
 
     @df.setter
     def df(self, values: dict[str, int]) -> None:
-        self.terms_list = list(values)
+        self.terms_list = [t.encode() for t in values]
         self.vocab = {t: i for i, t in enumerate(self.terms_list)}
-        self.df_arr = np.array([values[t] for t in self.terms_list], np.int64)
-        self.valid = np.array([_is_word(t) for t in self.terms_list], bool)
+        self.df_arr = np.array(list(values.values()), np.int64)
+        self.valid = np.array([_is_word_bytes(t) for t in self.terms_list], bool)
 
     def max_df(self) -> int:
         """Terms found in more chunks than this are too common to say what a chunk is about."""
@@ -138,7 +153,7 @@ class KeyTermer:
         # operations, map words to ids with map(); batches keep the token lists small
         id_parts, lengths = [], []
         for b in range(0, len(texts), 2000):
-            split = [t.lower().translate(_SEPARATORS).split() for t in texts[b : b + 2000]]
+            split = [t.encode().translate(_BYTE_TABLE).split() for t in texts[b : b + 2000]]
             lengths += [len(ws) for ws in split]
             tokens = list(chain.from_iterable(split))
             del split
@@ -146,8 +161,8 @@ class KeyTermer:
             for w in unseen:
                 vocab[w] = len(terms_list)
                 terms_list.append(w)
-            self.valid = np.concatenate([self.valid, np.array([_is_word(w) for w in unseen],
-                                                              bool)])
+            self.valid = np.concatenate(
+                [self.valid, np.array([_is_word_bytes(w) for w in unseen], bool)])
             id_parts.append(np.fromiter(map(vocab.__getitem__, tokens), np.int64, len(tokens)))
         ids = np.concatenate(id_parts) if id_parts else np.zeros(0, np.int64)
         v = len(terms_list)
@@ -164,19 +179,19 @@ class KeyTermer:
         ok = (df >= 2) & (df <= self.max_df())
         rows, cols, tf, df = rows[ok], cols[ok], tf[ok], df[ok]
         score = (1.0 + np.log(tf)) * (np.log((self.n + 1) / (df + 1)) + 1.0)
-        order = np.lexsort((cols, -score, rows))
+        order = np.lexsort((-score, rows))  # stable: ties stay in column order
         rows, cols = rows[order], cols[order]
         starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else rows
         rank = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
         keep = rank < self.top_n
         out: list[list[str]] = [[] for _ in texts]
         for r, c in zip(rows[keep].tolist(), cols[keep].tolist(), strict=True):
-            out[r].append(terms_list[c])
+            out[r].append(terms_list[c].decode("utf-8", "replace"))
         return out
 
     def idf(self, term: str) -> float:
         """Smoothed inverse document frequency (used to break ties between equal overlaps)."""
-        i = self.vocab.get(term)
+        i = self.vocab.get(term.encode())
         df = int(self.df_arr[i]) if i is not None else 0
         return math.log((self.n + 1) / (df + 1)) + 1.0
 
@@ -212,7 +227,7 @@ _GROUPS = {kind: _TIME.groupindex[kind] for kind, _ in _PATTERNS}
 # The combined pattern is slow when run over whole texts (case-insensitive alternation tried
 # at every character), so it only runs on short segments around cheap anchors: a year, an
 # upper-case Q1-Q4/H1-H2, or a relative phrase.
-_ANCHORS = re.compile(r"(?:19|20)\d\d|[QH][1-4]")
+_ANCHORS = re.compile(r"[12QH]\d")  # a character class scans fastest; checked below
 _RELATIVE = re.compile(_PATTERNS[6][1], re.I)
 _BEFORE, _AFTER = 25, 8
 
@@ -221,7 +236,14 @@ def _segments(text: str) -> list[tuple[int, int]]:
     """Merged windows around every anchor (the only places a time reference can start)."""
     spans: list[tuple[int, int]] = []
     for m in _ANCHORS.finditer(text):
-        lo, hi = max(0, m.start() - _BEFORE), m.end() + _AFTER
+        at = m.start()
+        head = text[at : at + 4]
+        if head[0] in "QH":
+            if head[1] not in "1234":
+                continue
+        elif head[:2] not in ("19", "20") or not head[2:4].isdigit() or len(head) < 4:
+            continue
+        lo, hi = max(0, at - _BEFORE), at + len(head) + _AFTER
         if spans and lo <= spans[-1][1]:
             spans[-1] = (spans[-1][0], hi)
         else:
