@@ -282,6 +282,20 @@ def main() -> None:
                 "library_filter_server_s": round(max(library_server), 3)
                 if library_server else None,
             }
+            # graph page with a chunk picked: time until the network canvas is drawn
+            if (ROOT / "pages" / "graph.py").exists():
+                views = []
+                for query in questions[:3]:
+                    page.goto(f"{url}/graph")
+                    wait_done(page, '[data-testid="stMain"] h1')
+                    start = time.perf_counter()
+                    page.get_by_label("Find a chunk").fill(query)
+                    page.get_by_label("Find a chunk").press("Enter")
+                    page.frame_locator("iframe").first.locator("canvas").first.wait_for()
+                    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached")
+                    views.append(time.perf_counter() - start)
+                result["graph_view"] = {"node_limit": 40, "network_visible_s": [
+                    round(v, 3) for v in views], "median_s": round(statistics.median(views), 3)}
             # chat: question → citation [1] (or the "not found" answer) visible
             page.goto(f"{url}/chat")
             wait_done(page, '[data-testid="stChatInput"]')

@@ -24,12 +24,18 @@ wb = st.session_state["workbench"]
 st.title("Archive")
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def archive_index(workspace: str, fingerprint: str, _wb) -> tuple[list, dict[str, str]]:  # noqa: ANN001
-    """The tree and the link targets of every view; re-read only when the catalog changed."""
+def archive_index(workspace: str, fingerprint: str, _wb) -> dict[str, Any]:  # noqa: ANN001
+    """Tree, link targets, labels and counts; re-read only when the catalog changed."""
     tree = _wb.archive_tree()
-    targets = {uri: f"?doc={d.doc_id}" for _, d in walk(tree)
-               for uri in (d.archive_browse_uri, d.archive_download_uri) if uri}
-    return tree, targets
+    entries = list(walk(tree))
+    return {
+        "tree": tree,
+        "targets": {uri: f"?doc={d.doc_id}" for _, d in entries
+                    for uri in (d.archive_browse_uri, d.archive_download_uri) if uri},
+        "labels": {d.doc_id: label(depth, d) for depth, d in entries},
+        "unbuilt": sum(1 for _, d in entries if not d.archive_browse_uri),
+        "total": len(entries),
+    }
 
 
 def walk(nodes: list[dict[str, Any]], depth: int = 0) -> Iterator[tuple[int, Any]]:
@@ -39,13 +45,6 @@ def walk(nodes: list[dict[str, Any]], depth: int = 0) -> Iterator[tuple[int, Any
         yield from walk(node["children"], depth + 1)
 
 
-tree, targets = archive_index(str(wb.workspace), wb.catalog.fingerprint(), wb)
-if not tree:
-    st.info("The archive is empty. Documents appear here once they are ingested "
-            "(Library page, or `ragbench ingest`).")
-    st.stop()
-
-
 def label(depth: int, doc: Any) -> str:
     """Plain-text option label: indentation, kind, title or file name."""
     icon = "✉" if doc.format == "eml" else ("⚠" if doc.status == "failed" else "📄")
@@ -53,9 +52,16 @@ def label(depth: int, doc: Any) -> str:
     return ("\u2003" * depth + ("└ " if depth else "") + f"{icon} {name}")[:160]
 
 
-unbuilt = [d.doc_id for _, d in walk(tree) if not d.archive_browse_uri]
-if unbuilt:
-    st.warning(f"{len(unbuilt)} documents have no archive entry yet (stored before the archive "
+index = archive_index(str(wb.workspace), wb.catalog.fingerprint(), wb)
+tree, targets = index["tree"], index["targets"]
+if not tree:
+    st.info("The archive is empty. Documents appear here once they are ingested "
+            "(Library page, or `ragbench ingest`).")
+    st.stop()
+
+
+if index["unbuilt"]:
+    st.warning(f"{index['unbuilt']} documents have no archive entry yet (stored before the archive "
                "existed).")
     if st.button("Build the missing archive entries", key="archive_build"):
         with st.spinner("Writing archive entries…"):
@@ -82,13 +88,12 @@ with col_tree:
     if not entries:
         st.info("No document matches the filter.")
         st.stop()
-    labels = {d.doc_id: label(depth, d) for depth, d in entries}
+    labels = {d.doc_id: index["labels"][d.doc_id] for _, d in entries}
     wanted = st.query_params.get("doc")
     ids = list(labels)
     doc_id = st.selectbox("Document", ids, format_func=labels.__getitem__, key="archive_doc",
                           index=ids.index(wanted) if wanted in labels else 0)
-    st.caption(f"{len(tree)} top-level documents, {sum(1 for _ in walk(tree))} with their "
-               "attachments")
+    st.caption(f"{len(tree)} top-level documents, {index['total']} with their attachments")
 
 doc = next(d for _, d in entries if d.doc_id == doc_id)
 thread = next(n for n in roots if any(d.doc_id == doc_id for _, d in walk([n])))
