@@ -23,7 +23,9 @@ MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays d
 wb = st.session_state["workbench"]
 st.title("Archive")
 
-@st.cache_data(max_entries=4, show_spinner=False)
+# cache_resource, not cache_data: the index is read-only here, and cache_data would unpickle
+# 10k document records on every rerun (0.3 s at 10k documents)
+@st.cache_resource(max_entries=4, show_spinner=False)
 def archive_index(workspace: str, fingerprint: str, _wb) -> dict[str, Any]:  # noqa: ANN001
     """Tree, link targets, labels and counts; re-read only when the catalog changed."""
     tree = _wb.archive_tree()
