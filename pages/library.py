@@ -8,6 +8,8 @@ import streamlit as st
 from ragbench.parsers import SUPPORTED_EXTENSIONS
 from ragbench.uploads import sanitize_name
 
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+    st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Library")
 NEW_LENS = "+ New lens…"

@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+    st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Search")
 query = st.text_input("Query")

@@ -49,3 +49,9 @@ def test_graph_page_draws_the_network_and_lists_contradictions(graph_server, pag
     page.get_by_text("potential contradictions").first.wait_for()
     page.get_by_text("[date]").first.wait_for()
     shot(page, "08-graph-contradictions")
+
+
+def test_a_page_url_opened_first_lands_in_the_app_not_a_traceback(graph_server, page):
+    page.goto(f"{graph_server.url}/graph")
+    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
+    assert not page.get_by_text("KeyError").count()
