@@ -5,8 +5,7 @@ filters, one document's chunks (offsets, type, section, tokens) and delete.
 import pandas as pd
 import streamlit as st
 
-from ragbench.parsers import SUPPORTED_EXTENSIONS
-from ragbench.uploads import sanitize_name
+from ragbench.uploads import ACCEPTED_EXTENSIONS, sanitize_name
 
 if "workbench" not in st.session_state:  # opened by URL before the app shell ran
     st.switch_page("app.py")
@@ -102,7 +101,7 @@ with st.container(border=True):
         files = st.file_uploader(
             "Drop files here", accept_multiple_files=True, max_upload_size=limit,
             key=f"uploader-{st.session_state.get('uploader_round', 0)}",
-            help=f"Formats: {', '.join(SUPPORTED_EXTENSIONS)} (detected from the content too). "
+            help=f"Formats: {', '.join(ACCEPTED_EXTENSIONS)} (detected from the content too). "
                  f"At most {limit} MB per file (setting max_upload_mb).",
         )
     ready = bool(files) and bool(lens)

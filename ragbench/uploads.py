@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 from ragbench.ids import file_hash
 from ragbench.models import FileResult
+from ragbench.parsers import SUPPORTED_EXTENSIONS
 from ragbench.store.catalog import Catalog
 
 MAX_NAME_CHARS = 120
@@ -75,3 +76,7 @@ def screen_uploads(
             continue
         accepted.append((name, data))
     return accepted, results
+
+
+ACCEPTED_EXTENSIONS = SUPPORTED_EXTENSIONS
+"""What the upload widget offers: every format the parsers take (content detection decides)."""
