@@ -26,14 +26,6 @@ from ragbench.store.catalog import Catalog
 
 Progress = Callable[[str, int, int], None]
 
-_NODE_SQL = (
-    "SELECT c.chunk_id, c.lens, c.doc_id, c.chunk_index, c.total_chunks, c.token_count, "
-    "c.text, d.file_name, d.source_id, d.created_at, d.metadata "
-    "FROM chunks c JOIN documents d USING (doc_id) WHERE +d.status = 'indexed' "
-    "AND c.chunk_id IN ({marks})"
-)
-
-
 def params_from(settings: Settings) -> GraphParams:
     """Graph construction parameters from the settings."""
     return GraphParams(
@@ -113,11 +105,7 @@ class GraphService:
 
     def _nodes(self, chunk_ids: list[str]) -> tuple[list[GraphNode], np.ndarray]:
         """Graph inputs for chunks: attributes from the catalog, vectors from Chroma."""
-        rows: dict[str, Any] = {}
-        for i in range(0, len(chunk_ids), 500):
-            part = chunk_ids[i : i + 500]
-            sql = _NODE_SQL.format(marks=",".join("?" * len(part)))
-            rows.update({r["chunk_id"]: r for r in self.catalog.conn.execute(sql, part)})
+        rows = self.catalog.graph_rows(chunk_ids)
         ids = [c for c in chunk_ids if c in rows]
         vectors = self._vectors().get_vectors(ids) if ids else np.zeros((0, 1), np.float32)
         nodes = []

@@ -266,37 +266,41 @@ class Catalog:
         """Number of chunks in the catalog."""
         return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Indexed chunk rows (with document fields) by id."""
+    def _chunk_rows(self, columns: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """`columns` (of chunks c joined with documents d) for indexed chunks, by chunk id.
+
+        `columns` is always a constant of this class, never user input.
+        """
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[i : i + 500])
             marks = ",".join("?" * len(part))
             rows = self.conn.execute(
-                "SELECT c.*, d.source_id, d.title AS source_title, d.file_name, "  # noqa: S608
-                "d.archive_browse_uri, d.archive_download_uri "
-                "FROM chunks c JOIN documents d USING (doc_id) "
+                f"SELECT c.chunk_id, {columns} FROM chunks c "  # noqa: S608
+                "JOIN documents d USING (doc_id) "
                 f"WHERE +d.status = 'indexed' AND c.chunk_id IN ({marks})",
                 part,
             ).fetchall()
             out.update({r["chunk_id"]: dict(r) for r in rows})
         return out
 
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Indexed chunk rows (with document fields) by id."""
+        return self._chunk_rows(
+            "c.*, d.source_id, d.title AS source_title, d.file_name, d.archive_browse_uri, "
+            "d.archive_download_uri", chunk_ids)
+
     def contradiction_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Chunk text with lens, document, thread root and document date (e-mail Date)."""
-        out: dict[str, dict[str, Any]] = {}
-        for i in range(0, len(chunk_ids), 500):
-            part = list(chunk_ids[i : i + 500])
-            marks = ",".join("?" * len(part))
-            rows = self.conn.execute(
-                "SELECT c.chunk_id, c.doc_id, c.lens, c.text, d.root_doc_id, "  # noqa: S608
-                "json_extract(d.metadata, '$.date') AS doc_date "
-                "FROM chunks c JOIN documents d USING (doc_id) "
-                f"WHERE +d.status = 'indexed' AND c.chunk_id IN ({marks})",
-                part,
-            ).fetchall()
-            out.update({r["chunk_id"]: dict(r) for r in rows})
-        return out
+        return self._chunk_rows(
+            "c.doc_id, c.lens, c.text, d.root_doc_id, "
+            "json_extract(d.metadata, '$.date') AS doc_date", chunk_ids)
+
+    def graph_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """What the context graph needs of each chunk (text, position, lens, document)."""
+        return self._chunk_rows(
+            "c.lens, c.doc_id, c.chunk_index, c.total_chunks, c.token_count, c.text, "
+            "d.file_name, d.source_id, d.created_at, d.metadata", chunk_ids)
 
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         """All chunk rows of a document in order."""
