@@ -46,25 +46,20 @@ if stale.any:
                  "embedding_model", "reason"]],
             hide_index=True, width="stretch",
         )
-        reprocess = getattr(wb, "reprocess", None)
-        if callable(reprocess):
-            if st.button("Re-process stale documents", type="primary", key="reprocess"):
-                bar = st.progress(0.0, text=f"Re-processing {stale.documents:,} documents…")
+        if st.button("Re-process stale documents", type="primary", key="reprocess"):
+            bar = st.progress(0.0, text=f"Re-processing {stale.documents:,} documents…")
 
-                def on_file(path: str, done: int, total: int) -> None:
-                    bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
+            def on_file(path: str, done: int, total: int) -> None:
+                bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
 
-                try:
-                    outcome = reprocess(file_progress=on_file)
-                except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
-                    st.error(f"Re-processing failed: {e}")
-                else:
-                    st.session_state["refresh_counts"]()
-                    st.session_state["reprocess_outcome"] = outcome.model_dump()
-                    st.rerun()
-        else:
-            st.caption("Re-process them from the command line: `ragbench ingest` the same "
-                       "folders again (unchanged files are re-chunked and re-embedded).")
+            try:
+                outcome = wb.reprocess(file_progress=on_file)
+            except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+                st.error(f"Re-processing failed: {e}")
+            else:
+                st.session_state["refresh_counts"]()
+                st.session_state["reprocess_outcome"] = outcome.model_dump()
+                st.rerun()
 done = st.session_state.pop("reprocess_outcome", None)
 if done:
     counts = ", ".join(f"{v} {k}" for k, v in done.get("totals", {}).items())
@@ -124,23 +119,19 @@ with right:
 # --- context graph ---------------------------------------------------------------------------
 st.divider()
 st.subheader("Context graph")
-graph_stats = getattr(wb, "graph_stats", None)
-if not callable(graph_stats):
-    st.info("The context graph is not available in this version of ragbench yet.")
+try:
+    graph = wb.graph_stats()
+except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+    st.error(f"Graph statistics are unavailable: {e}")
 else:
-    try:
-        graph = graph_stats()
-    except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
-        st.error(f"Graph statistics are unavailable: {e}")
-    else:
-        gcols = st.columns(4)
-        gcols[0].metric("Nodes", f"{graph.get('nodes', 0):,}")
-        gcols[1].metric("Edges", f"{graph.get('edges', 0):,}")
-        gcols[2].metric("Components", f"{graph.get('components', 0):,}")
-        gcols[3].metric("Density", f"{float(graph.get('density', 0.0)):.4f}")
-        edge_types = graph.get("edge_types") or {}
-        if edge_types:
-            st.bar_chart(pd.Series(edge_types, name="edges").rename_axis("edge type"),
-                         horizontal=True, height=220)
-        elif not graph.get("nodes"):
-            st.caption("The graph is empty: it is built as documents are ingested.")
+    gcols = st.columns(4)
+    gcols[0].metric("Nodes", f"{graph.get('nodes', 0):,}")
+    gcols[1].metric("Edges", f"{graph.get('edges', 0):,}")
+    gcols[2].metric("Components", f"{graph.get('components', 0):,}")
+    gcols[3].metric("Density", f"{float(graph.get('density', 0.0)):.4f}")
+    edge_types = graph.get("edge_types") or {}
+    if edge_types:
+        st.bar_chart(pd.Series(edge_types, name="edges").rename_axis("edge type"),
+                     horizontal=True, height=220)
+    elif not graph.get("nodes"):
+        st.caption("The graph is empty: it is built as documents are ingested.")

@@ -132,15 +132,14 @@ stale_now = stale(current)
 if stale_now.any and not changed:
     st.warning(f"{stale_now.documents:,} documents were made with other settings than these "
                "(see the Dashboard).")
-    reprocess = getattr(wb, "reprocess", None)
-    if callable(reprocess) and st.button("Re-process now", key="settings_reprocess"):
+    if st.button("Re-process now", key="settings_reprocess"):
         bar = st.progress(0.0, text="Re-processing…")
 
         def on_file(path: str, done: int, total: int) -> None:
             bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
 
         try:
-            outcome = reprocess(file_progress=on_file)
+            outcome = wb.reprocess(file_progress=on_file)
         except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
             st.error(f"Re-processing failed: {e}")
         else:

@@ -44,7 +44,6 @@ from ragbench.graph_terms import (
     spec_key_terms,
     spec_time_references,
     time_references,
-    words,
 )
 
 EDGE_TYPES = (
@@ -350,14 +349,8 @@ class ContextGraph:
         k = self.index.get(chunk_id)
         if k is None:
             raise GraphError(f"chunk {chunk_id!r} is not in the graph")
-        mask = self._type_mask(edge_types)
-        indptr, nbr, typ, wt = self._adj()
-        lo, hi = indptr[k], indptr[k + 1]
         out = []
-        for j, t, w in zip(nbr[lo:hi], typ[lo:hi], wt[lo:hi], strict=True):
-            if not mask[t]:
-                continue
-            etype = EDGE_TYPES[t]
+        for j, etype, w in self.edges_of(k, edge_types):
             item: dict[str, Any] = {"id": self.nodes[j]["id"], "type": etype, "weight": float(w)}
             if etype == "TOPIC_OVERLAP":
                 item["shared_terms"] = sorted(
@@ -367,6 +360,16 @@ class ContextGraph:
             out.append(item)
         out.sort(key=lambda e: (EDGE_TYPES.index(e["type"]), -e["weight"], e["id"]))
         return out
+
+    def edges_of(self, row: int, edge_types: Sequence[str] | None = None,
+                 ) -> list[tuple[int, str, float]]:
+        """(neighbour row, edge type, weight) of one row: the cheap form for hot paths."""
+        mask = self._type_mask(edge_types)
+        indptr, nbr, typ, wt = self._adj()
+        lo, hi = indptr[row], indptr[row + 1]
+        return [(j, EDGE_TYPES[t], w)
+                for j, t, w in zip(nbr[lo:hi].tolist(), typ[lo:hi].tolist(),
+                                   wt[lo:hi].tolist(), strict=True) if mask[t]]
 
     def neighbor_ids(self, rows: np.ndarray, edge_types: Sequence[str] | None = None,
                      hops: int = 1) -> dict[int, tuple[int, str, float]]:
@@ -603,5 +606,4 @@ def _atomic(path: Path, write: Any) -> None:
         raise
 
 
-__all__ = ["CAPPED", "EDGE_TYPES", "ContextGraph", "GraphError", "GraphNode", "GraphParams",
-           "words"]
+__all__ = ["CAPPED", "EDGE_TYPES", "ContextGraph", "GraphError", "GraphNode", "GraphParams"]

@@ -84,16 +84,18 @@ def expand(
     # propagation: the strongest seed next to each candidate (seeds included)
     bonus: dict[str, float] = {}
     via: dict[str, tuple[str, str]] = {}
-    for seed in seeds:
-        for edge in graph.neighbors(seed, edge_types):
-            value = rel[seed] * _strength(edge["type"], edge["weight"])
-            if value > bonus.get(edge["id"], 0.0):
-                bonus[edge["id"]] = value
-                if edge["id"] not in dict(fused):
-                    via[edge["id"]] = (seed, edge["type"])
+    hybrid = {c for c, _ in fused}
+    for seed, row in zip(seeds, seed_rows.tolist(), strict=True):
+        for j, etype, weight in graph.edges_of(row, edge_types):
+            cid = graph.nodes[j]["id"]
+            value = rel[seed] * _strength(etype, weight)
+            if value > bonus.get(cid, 0.0):
+                bonus[cid] = value
+                if cid not in hybrid:
+                    via[cid] = (seed, etype)
     for r, (parent, etype, _weight) in found.items():  # 2+ hops: reached through a neighbour
         cid = graph.nodes[r]["id"]
-        if cid not in via and cid not in dict(fused):
+        if cid not in via and cid not in hybrid:
             via[cid] = (graph.nodes[parent]["id"], etype)
     seed_set = set(seeds)  # seeds keep their hybrid order; only what they lead to is lifted
     scores = {c: s + (0.0 if c in seed_set else GAMMA * bonus.get(c, 0.0))

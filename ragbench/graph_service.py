@@ -48,6 +48,7 @@ class GraphService:
         self._graph: ContextGraph | None = None
         self.last_update: dict[str, Any] = {}
         self._lock = threading.RLock()  # the app shares one Workbench between sessions
+        self._synced = ""  # catalog fingerprint at the last comparison with the graph
 
     def current(self, progress: Progress | None = None) -> ContextGraph:
         """The graph, updated to the catalog's chunks (built on first use)."""
@@ -56,6 +57,9 @@ class GraphService:
 
     def _current(self, progress: Progress | None) -> ContextGraph:
         graph = self._graph
+        fingerprint = self.catalog.fingerprint()
+        if graph is not None and fingerprint == self._synced:
+            return graph  # the catalog has not changed since the last comparison: no id scan
         if graph is None:
             try:
                 graph = ContextGraph.load(self.directory)
@@ -82,12 +86,14 @@ class GraphService:
         if progress:
             progress("graph", 1, 1)
         self._graph = graph
+        self._synced = fingerprint
         return graph
 
     def rebuild(self) -> ContextGraph:
         """Build from scratch (fresh key-term frequencies), replacing the saved graph."""
         with self._lock:
             self._graph = None
+            self._synced = ""
             shutil.rmtree(self.directory, ignore_errors=True)
             return self._current(None)
 
@@ -95,6 +101,7 @@ class GraphService:
         """Forget the graph (used when the workspace is cleared)."""
         with self._lock:
             self._graph = None
+            self._synced = ""
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:

@@ -292,10 +292,11 @@ class Workbench:
         graph = self.graph() if len(rows) > ALL_PAIRS_LIMIT else None
         if len(rows) > ALL_PAIRS_LIMIT and graph is not None:
             wanted = set(rows)
-            pairs = [(cid, edge["id"]) for cid in rows if cid in graph
-                     for edge in graph.neighbors(cid, ["SIMILAR_TO", "TOPIC_OVERLAP",
-                                                       "TEMPORAL_OVERLAP"])
-                     if edge["id"] in wanted and cid < edge["id"]]
+            linking = ["SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP"]
+            ids_of = [n["id"] for n in graph.nodes]
+            pairs = [(cid, ids_of[j]) for cid in rows if cid in graph
+                     for j, _, _ in graph.edges_of(graph.index[cid], linking)
+                     if ids_of[j] in wanted and cid < ids_of[j]]
         found = cx.conflicts(list(rows.values()), pairs=pairs, topic=topic)
         if include_spec:  # topics by the spec's own key-term function, as specs/002 does
             terms = {c: spec_key_terms(r["text"]) for c, r in rows.items()}
