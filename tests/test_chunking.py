@@ -154,6 +154,57 @@ def test_encode_tokens_is_encode_ordinary(text):
     assert encode_tokens(text).tolist() == get_encoding().encode_ordinary(text)
 
 
+# text in which tokenisers differ if anywhere: contractions, digit runs, whitespace runs before
+# words and line breaks, mixed scripts, combining marks, emoji, specials, odd separators
+TRICKY = st.lists(
+    st.sampled_from(
+        list("aZé ñ\t\n\r'’sStTrRvVmMlLdD019.,!?;:-_()<>|/\\\"@#$%&*~`+=")
+        + ["'s", "'re", "'ll", "’S", "<|endoftext|>", "\u00a0", "\u2003", "\u3000", "日本語",
+           "한국어", "Ελληνικά", "русский", "🙂", "👍🏽", "\u200b", "\ufeff", "e\u0301", "١٢٣",
+           "𝟘𝟙", "ß", "İ", "ﬁ", "\x00", "\x0b", "\x0c", "\x85", "\u2028", "    ", "\n\n\n"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=TRICKY | st.text(max_size=80))
+def test_fast_encoder_yields_tiktokens_tokens(text):
+    """The bpe-openai encoder (the default backend) gives tiktoken's ordinary tokens exactly."""
+    from ragbench.tokenizer import encode_tokens, tokenizer_backend
+
+    assert tokenizer_backend() == "bpe-openai"  # a pinned dependency: the fast path is tested
+    assert encode_tokens(text).tolist() == get_encoding().encode_ordinary(text)
+
+
+def test_tokenizer_backend_fallbacks(monkeypatch):
+    """RAGBENCH_TOKENIZER=tiktoken forces tiktoken; a failing fast encoder (a pyo3 panic is a
+    BaseException) falls back to tiktoken; an interrupt is not swallowed."""
+    from ragbench import tokenizer
+
+    text = "Fallbacks keep the tokens: 数据 🙂"
+    expected = get_encoding().encode_ordinary(text)
+    monkeypatch.setenv(tokenizer.TOKENIZER_ENV, "tiktoken")
+    assert tokenizer.tokenizer_backend() == "tiktoken"
+    assert tokenizer.encode_tokens(text).tolist() == expected
+    monkeypatch.delenv(tokenizer.TOKENIZER_ENV)
+
+    class PanicException(BaseException):  # pyo3's name for a Rust panic
+        pass
+
+    def raising(exc: BaseException):
+        def encode(_text: str) -> list[int]:
+            raise exc
+        return encode
+
+    for exc in (PanicException("boom"), ValueError("bad")):
+        monkeypatch.setattr(tokenizer, "_fast_encoder", lambda name, exc=exc: raising(exc))
+        assert tokenizer.encode_tokens(text).tolist() == expected
+    monkeypatch.setattr(tokenizer, "_fast_encoder", lambda name: raising(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        tokenizer.encode_tokens(text)
+
+
 def test_token_char_offsets_split_characters():
     """A character split over tokens: its later tokens start at the character's start."""
     from ragbench.tokenizer import encode_tokens, token_char_offsets
