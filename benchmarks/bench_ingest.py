@@ -132,7 +132,7 @@ def bench_chunking(docs: list[ParsedDocument], size: int, overlap: int, repeat: 
     blocks); parsing is not timed. Ours is the corpus API `chunk_documents` on one thread and
     on all cores; the peers are single-threaded by nature. For context, not for the targets:
     ours called per document (`chunk_document`, as ingest does), ours single-threaded with
-    tiktoken as its encoder instead of the default bpe-openai (`RAGBENCH_TOKENIZER=tiktoken`,
+    tiktoken as its encoder instead of the default bpe-openai (`RAGBENCH_TOKEN_ENCODER=tiktoken`,
     so the share of the speed-up that comes from the encoder is visible), `encode_to_numpy`
     (tiktoken's buffer form of the same tokens) and tiktoken's own threaded
     `encode_ordinary_batch` on as many threads.

