@@ -40,7 +40,10 @@ AUTHORITY = {
 """specs/002 lens authority order (1 = most authoritative)."""
 
 _SENTENCE = re.compile(r"^\s*\|.*$|(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|$)", re.M)
-_GENERIC_CONTEXT = frozenset({"available", "generally", "date", "target", "committed", "status"})
+# words near a date or figure that do not say what it is about (bylines, record keeping)
+_GENERIC_CONTEXT = frozenset({"available", "generally", "date", "target", "committed", "status",
+                              "publish", "published", "approved", "version", "updated", "dated",
+                              "wrote", "sent", "revised", "owner"})
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 _VALUE_TOKEN = re.compile(r"[qh][1-4]|fy\d*|\d.*")
 WINDOW = 6
@@ -91,6 +94,7 @@ class Claim(BaseModel):
     negated: bool
     priority: bool
     priority_subject: frozenset[str] = frozenset()
+    common: frozenset[str] = frozenset()
 
 
 class Finding(BaseModel):
@@ -126,11 +130,53 @@ def _number(raw: str, scale: str | None = None) -> float:
     return value * factor.get((scale or "").lower(), 1.0)
 
 
-def _context(sentence: str, start: int, end: int, window: int = WINDOW) -> frozenset[str]:
-    """Content words within `window` words of a value (what the value is about)."""
-    before = _TOKEN.findall(sentence[:start])[-window:]
-    after = _TOKEN.findall(sentence[end:])[:window]
-    found = {w.lower() for w in before + after}
+def _stem(word: str) -> str:
+    """A light suffix strip, so "finishes", "finishing" and "finished" meet as "finish"."""
+    for suffix in ("ing", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4 and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def _common_words(sentence: str) -> frozenset[str]:
+    """Stems of the words written in lower case: common nouns and verbs, not names."""
+    return frozenset(_stem(t) for t in _TOKEN.findall(sentence) if t.islower())
+
+
+def _value_spans(sentence: str) -> list[tuple[int, int]]:
+    """Where the dates and figures of a sentence stand (counts as `_is_count` takes them).
+
+    In a table row, values inside the first cell are left out: that cell is the row's label
+    ("Paying customers (31 December 2025)") and names what every other cell is about.
+    """
+    spans = [m.span() for pattern in (_TIME_SPAN, _MONEY, _PERCENT)
+             for m in pattern.finditer(sentence)]
+    spans += [m.span() for m in _COUNT.finditer(sentence)
+              if _is_count(sentence, m, _number(m.group(1)))]
+    stripped = sentence.lstrip()
+    if stripped.startswith("|"):
+        label_end = sentence.find("|", len(sentence) - len(stripped) + 1)
+        spans = [sp for sp in spans if label_end < 0 or sp[0] > label_end]
+    return sorted(spans)
+
+
+def _context(sentence: str, start: int, end: int, window: int = WINDOW,
+             spans: list[tuple[int, int]] | None = None) -> frozenset[str]:
+    """Content words within `window` words of a value (what the value is about), stemmed.
+
+    With the sentence's value `spans`, the words stop at the neighbouring values: in "GA
+    Q4 2026, with a private beta over the summer" or a table row of several figures, the
+    words beyond the next value describe that value, not this one.
+    """
+    lo, hi = 0, len(sentence)
+    for a, b in spans or ():
+        if b <= start:
+            lo = max(lo, b)
+        elif a >= end:
+            hi = min(hi, a)
+    before = _TOKEN.findall(sentence[lo:start])[-window:]
+    after = _TOKEN.findall(sentence[end:hi])[:window]
+    found = {_stem(w.lower()) for w in before + after}
     found = {"ga" if w == "availability" else w for w in found}
     return frozenset(w for w in found if w not in STOP and w not in _VALUE_WORDS
                      and not _VALUE_TOKEN.fullmatch(w) and w != "general" and len(w) > 1
@@ -157,12 +203,15 @@ def _is_count(sentence: str, m: re.Match[str], value: float) -> bool:
     return bool(_PLURAL.match(sentence, m.end()))
 
 
-def amounts(sentence: str) -> list[tuple[str, float, float, frozenset[str]]]:
+def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
+            ) -> list[tuple[str, float, float, frozenset[str]]]:
     """(kind, low, high, context) amounts: money, percentages, counts; ranges and bounds as
-    intervals, "about"/"~" as +-6%.
+    intervals, "about"/"~" as +-6%. `spans`: the sentence's `_value_spans`, if known.
     """
+    spans = _value_spans(sentence) if spans is None else spans
     out: list[tuple[str, float, float, frozenset[str]]] = []
-    taken: list[tuple[int, int]] = []
+    # numbers inside dates ("31 December 2025", "Q4 2026") are not amounts
+    taken: list[tuple[int, int]] = [m.span() for m in _TIME_SPAN.finditer(sentence)]
     for m in _RANGE.finditer(sentence):
         a, b = m.group(1), m.group(2)
         kind = "$" if "$" in a + b else "%" if "%" in a + b else None
@@ -170,7 +219,8 @@ def amounts(sentence: str) -> list[tuple[str, float, float, frozenset[str]]]:
             scale_b = (re.search(r"[mk]$", b.strip(), re.I) or [None])[0]
             lo = _number(re.sub(r"[^\d.,]", "", a), scale_b)
             hi = _number(re.sub(r"[^\d.,]", "", b), scale_b)
-            out.append((kind, min(lo, hi), max(lo, hi), _context(sentence, *m.span())))
+            out.append((kind, min(lo, hi), max(lo, hi), _context(sentence, *m.span(),
+                                                                 spans=spans)))
             taken.append(m.span())
     for kind, pattern in (("$", _MONEY), ("%", _PERCENT), ("count", _COUNT)):
         for m in pattern.finditer(sentence):
@@ -187,12 +237,13 @@ def amounts(sentence: str) -> list[tuple[str, float, float, frozenset[str]]]:
                 hi = float("inf")
             elif _UPPER.search(before):
                 lo = float("-inf")
-            out.append((kind, lo, hi, _context(sentence, *m.span())))
+            out.append((kind, lo, hi, _context(sentence, *m.span(), spans=spans)))
             taken.append(m.span())
     return out
 
 
-def _periods(sentence: str, doc_date: date | None) -> list[tuple[str, int, int, frozenset[str]]]:
+def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]]
+             ) -> list[tuple[str, int, int, frozenset[str]]]:
     """Month intervals of the time references in a sentence, each with its context words."""
     out = []
     for m in _TIME_SPAN.finditer(sentence):
@@ -200,7 +251,7 @@ def _periods(sentence: str, doc_date: date | None) -> list[tuple[str, int, int, 
         for ref in refs:
             interval = _period_interval(ref)
             if interval:
-                out.append((ref, *interval, _context(sentence, *m.span())))
+                out.append((ref, *interval, _context(sentence, *m.span(), spans=spans)))
     # a bare year is context ("plans for 2026"), not a date that can disagree
     return [p for p in out if p[2] - p[1] < 11 or len(out) == 1]
 
@@ -213,10 +264,11 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
         sentence = m.group(0).strip()
         if len(sentence) < 12:
             continue
-        periods = _periods(sentence, doc_date)
+        spans = _value_spans(sentence)
+        periods = _periods(sentence, doc_date, spans)
         ws = set(words(sentence))
         tokens = {t.lower() for t in _TOKEN.findall(sentence)}
-        if "general availability" in sentence.lower():
+        if "general availability" in sentence.lower() or "generally available" in sentence.lower():
             tokens.add("ga")
         subject = frozenset(w for w in ws if w not in _VALUE_WORDS and w not in _MILESTONES
                             and not w.isdigit())
@@ -229,29 +281,52 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             text=sentence, start=start, end=start + len(sentence), subject=subject,
             milestones=frozenset(tokens & _MILESTONES - {"general", "availability"}),
             periods=periods,
-            amounts=amounts(sentence), negated=bool(_NEGATION.search(sentence)),
+            amounts=amounts(sentence, spans), negated=bool(_NEGATION.search(sentence)),
             priority=bool(marker) and "priorit" in sentence.lower(), priority_subject=about,
+            common=_common_words(sentence) | {"ga"} if "ga" in tokens else _common_words(sentence),
         ))
     return out
 
 
-def _near(x: frozenset[str], y: frozenset[str]) -> bool:
-    """2+ shared context words, at least one naming a subject (not only "GA", "beta")."""
-    shared = x & y
-    return len(shared) >= 2 and bool(shared - _MILESTONES - _GENERIC_CONTEXT)
+def _near(x: frozenset[str], y: frozenset[str], common: frozenset[str]) -> bool:
+    """2+ shared context words, at least one naming a subject (not only "GA", "beta"), and at
+    least one that is not a name (written in lower case on one side, or a milestone): two
+    dates next to the same person or company ("Dev Raghunathan wrote", "Orrery Works had")
+    are not about the same thing.
+    """
+    shared = (x & y) - _GENERIC_CONTEXT
+    return (len(shared) >= 2 and bool(shared - _MILESTONES)
+            and bool(shared & (common | _MILESTONES)))
 
 
 def _periods_conflict(a: Claim, b: Claim) -> bool:
     """Both date the same thing (2+ shared words near the dates) and no interval overlaps."""
-    pairs = [(x, y) for x in a.periods for y in b.periods if _near(x[3], y[3])]
-    return bool(pairs) and not any(x[1] <= y[2] and y[1] <= x[2] for x, y in pairs)
+    common = a.common | b.common
+    pairs = [(x, y) for x in a.periods for y in b.periods if _near(x[3], y[3], common)]
+    return bool(pairs) and not _agree(a.periods, b.periods)
 
 
 def _amounts_conflict(a: Claim, b: Claim) -> bool:
     """Amounts of one kind about the same thing (2+ shared words near them) never agree."""
+    common = a.common | b.common
     pairs = [(x, y) for x in a.amounts for y in b.amounts
-             if x[0] == y[0] and _near(x[3], y[3])]
-    return bool(pairs) and not any(x[1] <= y[2] and y[1] <= x[2] for x, y in pairs)
+             if x[0] == y[0] and _near(x[3], y[3], common)]
+    return bool(pairs) and not _agree(a.amounts, b.amounts)
+
+
+def _agree(xs: Sequence[tuple[str, float, float, frozenset[str]]],
+           ys: Sequence[tuple[str, float, float, frozenset[str]]]) -> bool:
+    """Some value of one side overlaps one of the other side with a context word in common.
+
+    Agreement needs less evidence than conflict (one word, not two): contexts stop at the
+    neighbouring values, so in "preview on April 14 and general availability on May 19" the
+    second date keeps only "GA", and must still agree with "Frankfurt region GA: May 19".
+    """
+    return any(
+        (x[0] == y[0] or x[0][:1].isdigit()) and x[1] <= y[2] and y[1] <= x[2]
+        and bool((x[3] & y[3]) - _GENERIC_CONTEXT)
+        for x in xs for y in ys
+    )
 
 
 def _about_same(a: Claim, b: Claim, min_shared: int) -> frozenset[str]:

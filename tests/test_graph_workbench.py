@@ -112,6 +112,7 @@ def test_contradictions_find_the_planted_conflicts(demo):
     assert _found(findings, "date", "July 1", "August 2026")  # C7 private beta
     assert _found(findings, "number", "$49", "$59")  # C4 Team plan price
     assert _found(findings, "number", "410", "380")  # C5 paying customers
+    assert _found(findings, "number", "7.1%", "elow 5%")  # C6 logo churn (7.1% beside a target)
     c3 = _found(findings, "priority", "self-serve onboarding", "EU data residency")
     assert c3 and "authority" in c3.chunks[0]
     # near-miss of the answer key: "about 40" engineers against 38 is not a conflict
@@ -146,6 +147,33 @@ def test_amounts_honour_ranges_bounds_and_approximations():
     same = {"chunk_id": "c", "doc_id": "c", "lens": "y", "text": "Gross churn was 4.2% annually."}
     assert conflicts([chunk, same]) == []
     assert claims(chunk)[0].amounts
+
+
+def _chunk(key: str, text: str) -> dict:
+    return {"chunk_id": key, "doc_id": key, "lens": "x", "text": text}
+
+
+def test_conflicts_need_a_shared_subject_not_a_name_or_a_byline():
+    """Precision rules of the date/number checks, each with the true conflict beside it."""
+    # a figure next to the same target column: the target does not make the actual agree
+    actual = _chunk("a", "| Gross logo churn (annual) | 7.1% | under 6% |")
+    analyst = _chunk("b", "Gross logo churn below 5% annually, per the company briefing.")
+    assert [f.type for f in conflicts([actual, analyst])] == ["number"]
+    # the day of a date is not a count: "31 December 2025" beside 410 agrees with 410
+    row = _chunk("c", "| Paying customers (31 December 2025) | 410 |")
+    assert conflicts([row, _chunk("d", "We have 410 paying customers today.")]) == []
+    assert conflicts([row, _chunk("e", "Approximately 380 paying customers.")])
+    # two dates next to the same person or company only, or in bylines, are not a conflict
+    assert conflicts([_chunk("f", "On 18 Feb 2026, at 09:42, Dev Raghunathan wrote: fine."),
+                      _chunk("g", "Owner Dev Raghunathan, reviewed in March 2026.")]) == []
+    assert conflicts([_chunk("h", "Greyline Research brief, published 26 February 2026."),
+                      _chunk("i", "Greyline Research landscape, published 9 March 2026.")]) == []
+    # a date in a coordinated phrase keeps agreeing with the same date elsewhere
+    plan = _chunk("j", "The region reaches private preview on April 14, 2026 and general "
+                       "availability on May 19, 2026.")
+    okr = _chunk("k", "KR 1.3: Frankfurt region GA by May 19, 2026.")
+    assert conflicts([plan, okr]) == []
+    assert conflicts([okr, _chunk("l", "Frankfurt region GA slips to June 30, 2026.")])
 
 
 def test_cli_graph_commands(demo, tmp_path, capsys):
