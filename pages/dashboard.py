@@ -43,7 +43,7 @@ if stale.any:
         st.dataframe(
             pd.DataFrame([g.model_dump() for g in stale.groups if g.stale])[
                 ["documents", "chunks", "ingest_version", "chunk_size", "chunk_overlap",
-                 "embedding_model", "reason"]],
+                 "embedding_model", "contextual_embeddings", "reason"]],
             hide_index=True, width="stretch",
         )
         if st.button("Re-process stale documents", type="primary", key="reprocess"):

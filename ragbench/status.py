@@ -4,10 +4,11 @@ Everything here is cheap and bounded: nothing loads the embedding model, and the
 call (`check_endpoint`, a GET of `/models` on an OpenAI-compatible endpoint) has a short timeout
 and returns a result instead of raising, so a page can always render it.
 
-Staleness compares what each stored document was made with (ingest version, chunk size and
-overlap, embedding model id: the columns the ingest decision of specs/004 looks at) with what
-the current settings would make. `stale_report(catalog, other_settings)` answers "what would
-need re-processing if I saved these settings" before they are saved.
+Staleness compares what each stored document was made with (ingest version and the recorded
+settings signature: chunk size and overlap, embedding model, contextual embeddings) with what
+the given settings would make, by the same rules as the ingest decision of specs/004
+(`ragbench.versioning`). `stale_report(catalog, other_settings)` answers "what would need
+re-processing if I saved these settings" before they are saved.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from pydantic import BaseModel, Field
 from ragbench.config import Settings
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.versioning import (
+    model_id_of,
+    settings_changes,
+    signature_from_columns,
+    signature_of,
+)
 
 Health = Literal["ok", "warning", "error", "idle"]
 
@@ -56,6 +63,7 @@ class StaleGroup(BaseModel):
     chunk_size: int
     chunk_overlap: int
     embedding_model: str
+    contextual_embeddings: bool = False
     documents: int
     chunks: int
     stale: bool
@@ -77,33 +85,25 @@ class StaleReport(BaseModel):
         return self.documents > 0
 
 
-def model_id_of(settings: Settings) -> str:
-    """The embedding model id stored with chunks (same rule as `Ingestor.model_id`)."""
-    if settings.embedding_backend == "openai":
-        return f"openai:{settings.openai_base_url.rstrip('/')}:{settings.embedding_model}"
-    return f"st:{settings.embedding_model}"
-
-
 def stale_report(catalog: Catalog, settings: Settings) -> StaleReport:
-    """Stored documents that `settings` would re-process (older ingest version, other chunking
-    or embedding model), grouped by what they were made with.
+    """Stored documents that `settings` would re-process (older ingest version, other chunking,
+    embedding model or contextual embeddings), grouped by what they were made with.
     """
     model = model_id_of(settings)
+    signature = signature_of(settings)
     groups: list[StaleGroup] = []
     for row in catalog.signature_groups():
+        recorded_json = row.pop("ingest_settings")
+        recorded = signature_from_columns(
+            json.loads(recorded_json) if recorded_json else None, row["chunk_size"],
+            row["chunk_overlap"], row["embedding_model"])
         reasons = []
         if row["ingest_version"] < CURRENT_INGEST_VERSION:
             reasons.append(f"ingest v{row['ingest_version']} < v{CURRENT_INGEST_VERSION}")
-        if (row["chunk_size"], row["chunk_overlap"]) != (
-            settings.chunk_size, settings.chunk_overlap
-        ):
-            reasons.append(
-                f"chunks {row['chunk_size']}/{row['chunk_overlap']} ≠ "
-                f"{settings.chunk_size}/{settings.chunk_overlap}"
-            )
-        if row["embedding_model"] != model:
-            reasons.append(f"model {row['embedding_model']} ≠ {model}")
-        groups.append(StaleGroup(**row, stale=bool(reasons), reason="; ".join(reasons)))
+        reasons += settings_changes(recorded, signature)
+        groups.append(StaleGroup(**row, contextual_embeddings=bool(
+            recorded.get("contextual_embeddings")), stale=bool(reasons),
+            reason="; ".join(reasons)))
     return StaleReport(
         documents=sum(g.documents for g in groups if g.stale),
         chunks=sum(g.chunks for g in groups if g.stale),

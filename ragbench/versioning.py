@@ -56,13 +56,21 @@ def recorded_signature(record: DocumentRecord) -> dict[str, Scalar]:
     """A document's signature; for rows made before signatures were stored, rebuilt from its
     columns (those predate contextual embeddings, so `contextual_embeddings` is False).
     """
-    if record.ingest_settings:
-        return dict(record.ingest_settings)
-    model_id = record.embedding_model
+    return signature_from_columns(record.ingest_settings, record.chunk_size,
+                                  record.chunk_overlap, record.embedding_model)
+
+
+def signature_from_columns(
+    ingest_settings: dict[str, Scalar] | None, chunk_size: int, chunk_overlap: int,
+    model_id: str,
+) -> dict[str, Scalar]:
+    """`recorded_signature` from a document row's columns."""
+    if ingest_settings:
+        return dict(ingest_settings)
     backend = "openai" if model_id.startswith("openai:") else "sentence-transformers"
     name = model_id.rsplit(":", 1)[-1] if ":" in model_id else model_id
     return {
-        "chunk_size": record.chunk_size, "chunk_overlap": record.chunk_overlap,
+        "chunk_size": chunk_size, "chunk_overlap": chunk_overlap,
         "tokenizer": "cl100k_base", "embedding_backend": backend, "embedding_model": name,
         "contextual_embeddings": False, "model_id": model_id,
     }

@@ -104,12 +104,27 @@ def test_stale_report_counts_documents_of_other_settings(tmp_path):
     changed = wb.stale_report(Settings(chunk_size=512, chunk_overlap=20))
     assert changed.documents == 2
     assert changed.chunks == wb.catalog.chunk_count()
-    assert "chunks 256/20" in changed.groups[0].reason
+    assert "chunk_size 256 -> 512" in changed.groups[0].reason
     # re-ingesting with the new settings makes them current again
     wb2 = Workbench(tmp_path / "ws", Settings(chunk_size=512, chunk_overlap=20))
     for lens in ("a", "b"):
         wb2.ingest([tmp_path / "src" / lens], lens=lens, root=tmp_path / "src")
     assert wb2.stale_report().documents == 0
+
+
+def test_stale_report_follows_the_ingest_rules_for_every_setting(tmp_path):
+    """The Dashboard's report and `Workbench.stale` (what re-processing redoes) agree, for
+    contextual embeddings too (once missing from the report)."""
+    docs = {"a/one.md": "# One\n\n" + "Alpha beta gamma. " * 80}
+    wb = lens_workbench(tmp_path / "src", tmp_path / "ws", docs)
+    assert wb.stale_report().documents == 0 and wb.stale(check_originals=False) == []
+    toggled = Settings(contextual_embeddings=True)
+    report = wb.stale_report(toggled)
+    again = Workbench(tmp_path / "ws", toggled)
+    assert report.documents == 1 == len(again.stale(check_originals=False))
+    group = report.groups[0]
+    assert group.stale and not group.contextual_embeddings
+    assert "contextual_embeddings False -> True" in group.reason
 
 
 def test_catalog_fingerprint_and_recent_documents(tmp_path):

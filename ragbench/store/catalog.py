@@ -442,7 +442,8 @@ class Catalog:
 
     def signature_groups(self) -> list[dict[str, Any]]:
         """Indexed top-level documents grouped by what made them (ingest version, chunk size
-        and overlap, embedding model), with their chunk counts (attachments included).
+        and overlap, embedding model, the recorded settings signature as JSON or None), with
+        their chunk counts (attachments included).
         """
         per_root = dict(self.conn.execute(
             "SELECT COALESCE(x.root_doc_id, x.doc_id), COUNT(*) FROM chunks c "
@@ -450,13 +451,14 @@ class Catalog:
         ).fetchall())
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for row in self.conn.execute(
-            "SELECT doc_id, ingest_version, chunk_size, chunk_overlap, embedding_model "
-            "FROM documents WHERE +status = 'indexed' AND parent_doc_id IS NULL"
+            "SELECT doc_id, ingest_version, chunk_size, chunk_overlap, embedding_model, "
+            "ingest_settings FROM documents WHERE +status = 'indexed' AND parent_doc_id IS NULL"
         ):
-            key = tuple(row)[1:]
+            key = tuple("" if v is None else v for v in tuple(row)[1:])
             group = groups.setdefault(key, {
-                "ingest_version": key[0], "chunk_size": key[1], "chunk_overlap": key[2],
-                "embedding_model": key[3], "documents": 0, "chunks": 0})
+                "ingest_version": row[1], "chunk_size": row[2], "chunk_overlap": row[3],
+                "embedding_model": row[4], "ingest_settings": row[5], "documents": 0,
+                "chunks": 0})
             group["documents"] += 1
             group["chunks"] += per_root.get(row[0], 0)
         return [groups[k] for k in sorted(groups)]
