@@ -141,12 +141,30 @@ def _write(path: Path, data: bytes) -> None:
     os.chmod(path, 0o600)
 
 
+def _write_original(path: Path, data: bytes, source: Path | None) -> None:
+    """Create `path` holding `data`: a hard link to `source` when that file holds exactly
+    these bytes (one copy on disk for the workspace's original and the archive's), else a
+    written copy (no source, other bytes, or a filesystem without hard links).
+    """
+    if source is not None:
+        try:
+            if not source.is_symlink() and source.read_bytes() == data:
+                os.link(source, path)
+                os.chmod(path, 0o600)
+                return
+        except OSError:
+            path.unlink(missing_ok=True)
+    _write(path, data)
+
+
 @dataclass
 class ArchiveItem:
     """One document to archive: its catalog record, text, parsed blocks and original bytes.
 
     `blocks` give the page/slide/sheet markers (None: plain paragraphs); `data` None means the
-    original is not available (the view is still written, without a download link).
+    original is not available (the view is still written, without a download link). `source`
+    is a file that may hold the same bytes (the workspace's stored original), hard-linked
+    instead of written when it does.
     """
 
     record: DocumentRecord
@@ -154,6 +172,7 @@ class ArchiveItem:
     blocks: Sequence[Block] | None = None
     data: bytes | None = None
     parse_seconds: float | None = None
+    source: Path | None = None
 
 
 @dataclass
@@ -249,7 +268,8 @@ class Archive:
             record.archive_browse_uri = self.uri(root_id, p.view)
             record.archive_download_uri = self.uri(root_id, p.original) if p.original else None
             if p.original is not None and p.item.data is not None:
-                _write(confined(folder, *p.original.split("/")), p.item.data)
+                _write_original(confined(folder, *p.original.split("/")), p.item.data,
+                                p.item.source)
             if p.view != p.original:
                 text = self._markdown(p, placed, stamp)
                 _write(confined(folder, *p.view.split("/")), text.encode("utf-8"))

@@ -162,6 +162,7 @@ def items_for(
             continue
         text = catalog.document_text(doc_id) or ""
         data: bytes | None = None
+        original: Path | None = None
         try:
             original = confined(files_dir, doc_id, record.file_name)
             data = original.read_bytes() if original.is_file() else None
@@ -181,7 +182,8 @@ def items_for(
                 pass
         if blocks is None and record.status == "indexed":
             blocks = _blocks_from_chunks(catalog, doc_id)
-        items.append(ArchiveItem(record, text, blocks, data, seconds))
+        items.append(ArchiveItem(record, text, blocks, data, seconds,
+                                 source=original if data is not None else None))
     return items, without
 
 

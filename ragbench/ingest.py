@@ -343,7 +343,11 @@ class Ingestor:
         for unit in units:  # originals, for view/download; written before they are referenced
             folder = self.files_dir / unit.record.doc_id
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / unit.record.file_name).write_bytes(unit.data)
+            # a new file swapped in, never rewritten in place: the archive's copy of the
+            # original may be a hard link to the old one (see ArchiveItem.source)
+            incoming = folder / ".incoming.tmp"
+            incoming.write_bytes(unit.data)
+            os.replace(incoming, folder / unit.record.file_name)
         store = self._vectors()
         _pause_point("before_vectors")
         if chunks:
@@ -379,7 +383,9 @@ class Ingestor:
         if self.archive is None:
             return nullcontext()
         return self.archive.publishing(
-            [ArchiveItem(u.record, u.text, u.blocks, u.data, u.parse_seconds) for u in units]
+            [ArchiveItem(u.record, u.text, u.blocks, u.data, u.parse_seconds,
+                         source=self.files_dir / u.record.doc_id / u.record.file_name)
+             for u in units]
         )
 
     def _embed(self, chunks: list[Chunk], progress: Progress | None) -> np.ndarray:

@@ -170,6 +170,47 @@ def test_delete_removes_the_archive_entry(tmp_path):
     assert wb.archive_check()["ok"]
 
 
+def test_originals_are_kept_once_on_disk(tmp_path):
+    """The archive's original is a hard link to the workspace's stored original (same inode),
+    for the e-mail and its attachment, after ingest and after a rebuild; deleting one name
+    leaves the other intact."""
+    wb = small_ws(tmp_path, "unstructured/eml/fake-email-attachment.eml")
+    email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
+    docs = [email, *(d for d in wb.catalog.list_documents() if d.parent_doc_id == email.doc_id)]
+    assert len(docs) == 2
+
+    def pairs():
+        for d in wb.catalog.list_documents():
+            if d.doc_id in {x.doc_id for x in docs}:
+                yield (wb.workspace / d.archive_download_uri,
+                       wb.workspace / "files" / d.doc_id / d.file_name)
+
+    for archived, stored in pairs():
+        assert archived.stat().st_ino == stored.stat().st_ino and stored.stat().st_nlink == 2
+        assert stat.S_IMODE(archived.stat().st_mode) == 0o600
+    assert wb.archive_build(force=True)["rebuilt"]
+    for archived, stored in pairs():
+        assert archived.stat().st_ino == stored.stat().st_ino
+    archived, stored = next(pairs())
+    data = stored.read_bytes()
+    stored.unlink()
+    assert archived.read_bytes() == data
+    assert wb.archive_bytes(email.archive_download_uri) == (
+        FIXTURES / "unstructured/eml/fake-email-attachment.eml").read_bytes()
+
+
+def test_original_not_linked_when_the_source_differs(tmp_path):
+    from ragbench.archive import _write_original
+
+    source = tmp_path / "source.txt"
+    source.write_bytes(b"other bytes")
+    target = tmp_path / "copy.txt"
+    _write_original(target, b"the original", source)
+    assert target.read_bytes() == b"the original" and source.stat().st_nlink == 1
+    _write_original(tmp_path / "none.txt", b"x", None)
+    assert (tmp_path / "none.txt").read_bytes() == b"x"
+
+
 def test_deleting_an_attachment_rewrites_its_thread(tmp_path):
     wb = small_ws(tmp_path, "unstructured/eml/fake-email-attachment.eml")
     email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
