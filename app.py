@@ -94,6 +94,11 @@ def main() -> None:
             pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
     pages.append(st.Page("pages/settings.py", title="Settings", icon=":material/settings:"))
     nav = st.navigation(pages)
+    # a page opened by URL as a session's first request ran before this setup and sent the
+    # session here (pages' guard); now that the Workbench is in place, go back to it
+    return_to = st.session_state.pop("return_to", None)
+    if return_to:
+        st.switch_page(return_to)
     try:
         nav.run()
     finally:  # also when a page calls st.stop() (no Streamlit call before the log line:

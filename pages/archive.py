@@ -20,7 +20,8 @@ from ragbench.workbench import WorkbenchError
 MAX_ROOTS = 500  # top-level documents listed at once (the filter narrows a larger archive)
 MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays downloadable)
 
-if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran:
+    st.session_state["return_to"] = "pages/archive.py"  # app.py sets up, then comes back
     st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Archive")

@@ -8,7 +8,8 @@ from ragbench.archive_ops import rewrite_links
 from ragbench.models import CHUNK_TYPES, SearchFilters
 from ragbench.retrieval import MODES
 
-if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran:
+    st.session_state["return_to"] = "pages/chat.py"  # app.py sets up, then comes back
     st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Chat")

@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran:
+    st.session_state["return_to"] = "pages/dashboard.py"  # app.py sets up, then comes back
     st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Dashboard")

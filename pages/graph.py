@@ -10,7 +10,8 @@ from ragbench.graph import EDGE_TYPES
 from ragbench.graph_view import ego_html
 from ragbench.workbench import WorkbenchError
 
-if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran:
+    st.session_state["return_to"] = "pages/graph.py"  # app.py sets up, then comes back
     st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Context graph")

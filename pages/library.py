@@ -7,7 +7,8 @@ import streamlit as st
 
 from ragbench.uploads import ACCEPTED_EXTENSIONS, sanitize_name
 
-if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran:
+    st.session_state["return_to"] = "pages/library.py"  # app.py sets up, then comes back
     st.switch_page("app.py")
 wb = st.session_state["workbench"]
 st.title("Library")

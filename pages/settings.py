@@ -10,7 +10,8 @@ from pydantic import ValidationError
 from ragbench.config import ENV_PREFIX, Settings, read_settings_file, save_settings
 from ragbench.retrieval import MODES
 
-if "workbench" not in st.session_state:  # opened by URL before the app shell ran
+if "workbench" not in st.session_state:  # opened by URL before the app shell ran:
+    st.session_state["return_to"] = "pages/settings.py"  # app.py sets up, then comes back
     st.switch_page("app.py")
 wb = st.session_state["workbench"]
 current: Settings = wb.settings
