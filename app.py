@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -18,7 +17,6 @@ import streamlit as st
 from ragbench.config import SettingsError, load_settings
 from ragbench.workbench import Workbench
 
-HERE = Path(__file__).resolve().parent
 HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
                "error": ":red[●]"}
 
@@ -86,13 +84,10 @@ def main() -> None:
         st.Page("pages/library.py", title="Library", icon=":material/folder_open:"),
         st.Page("pages/chat.py", title="Chat", icon=":material/chat:"),
         st.Page("pages/search.py", title="Search", icon=":material/search:"),
+        st.Page("pages/graph.py", title="Context graph", icon=":material/hub:"),
+        st.Page("pages/archive.py", title="Archive", icon=":material/inventory_2:"),
+        st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
     ]
-    # pages built alongside (graph explorer, archive) join the menu once their file exists
-    for name, title, icon in (("graph", "Context graph", ":material/hub:"),
-                              ("archive", "Archive", ":material/inventory_2:")):
-        if (HERE / "pages" / f"{name}.py").exists():
-            pages.append(st.Page(f"pages/{name}.py", title=title, icon=icon))
-    pages.append(st.Page("pages/settings.py", title="Settings", icon=":material/settings:"))
     nav = st.navigation(pages)
     # a page opened by URL as a session's first request ran before this setup and sent the
     # session here (pages' guard); now that the Workbench is in place, go back to it
