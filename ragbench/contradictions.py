@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date
+from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
@@ -130,6 +131,7 @@ def _number(raw: str, scale: str | None = None) -> float:
     return value * factor.get((scale or "").lower(), 1.0)
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A light suffix strip, so "finishes", "finishing" and "finished" meet as "finish"."""
     for suffix in ("ing", "es", "ed", "s"):
@@ -143,14 +145,20 @@ def _common_words(sentence: str) -> frozenset[str]:
     return frozenset(_stem(t) for t in _TOKEN.findall(sentence) if t.islower())
 
 
+@lru_cache(maxsize=64)
+def _dates(sentence: str) -> tuple[re.Match[str], ...]:
+    """The time references of a sentence (asked for by three steps of `claims` in a row)."""
+    return tuple(_TIME_SPAN.finditer(sentence))
+
+
 def _value_spans(sentence: str) -> list[tuple[int, int]]:
     """Where the dates and figures of a sentence stand (counts as `_is_count` takes them).
 
     In a table row, values inside the first cell are left out: that cell is the row's label
     ("Paying customers (31 December 2025)") and names what every other cell is about.
     """
-    spans = [m.span() for pattern in (_TIME_SPAN, _MONEY, _PERCENT)
-             for m in pattern.finditer(sentence)]
+    spans = [m.span() for m in _dates(sentence)]
+    spans += [m.span() for pattern in (_MONEY, _PERCENT) for m in pattern.finditer(sentence)]
     spans += [m.span() for m in _COUNT.finditer(sentence)
               if _is_count(sentence, m, _number(m.group(1)))]
     stripped = sentence.lstrip()
@@ -211,7 +219,7 @@ def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
     spans = _value_spans(sentence) if spans is None else spans
     out: list[tuple[str, float, float, frozenset[str]]] = []
     # numbers inside dates ("31 December 2025", "Q4 2026") are not amounts
-    taken: list[tuple[int, int]] = [m.span() for m in _TIME_SPAN.finditer(sentence)]
+    taken: list[tuple[int, int]] = [m.span() for m in _dates(sentence)]
     for m in _RANGE.finditer(sentence):
         a, b = m.group(1), m.group(2)
         kind = "$" if "$" in a + b else "%" if "%" in a + b else None
@@ -246,7 +254,7 @@ def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]]
              ) -> list[tuple[str, int, int, frozenset[str]]]:
     """Month intervals of the time references in a sentence, each with its context words."""
     out = []
-    for m in _TIME_SPAN.finditer(sentence):
+    for m in _dates(sentence):
         refs, _ = time_references(m.group(0), doc_date)
         for ref in refs:
             interval = _period_interval(ref)
@@ -266,12 +274,17 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             continue
         spans = _value_spans(sentence)
         periods = _periods(sentence, doc_date, spans)
+        amounts_ = amounts(sentence, spans)
         ws = set(words(sentence))
         tokens = {t.lower() for t in _TOKEN.findall(sentence)}
         if "general availability" in sentence.lower() or "generally available" in sentence.lower():
             tokens.add("ga")
         subject = frozenset(w for w in ws if w not in _VALUE_WORDS and w not in _MILESTONES
                             and not w.isdigit())
+        # lower-case words matter only when values are compared (`_near`)
+        common = _common_words(sentence) if periods or amounts_ else frozenset()
+        if "ga" in tokens and (periods or amounts_):
+            common |= {"ga"}
         marker = _PRIORITY.search(sentence)
         about = _context(sentence, *marker.span(), window=3) - _GENERIC if marker else frozenset()
         start = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
@@ -281,9 +294,9 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             text=sentence, start=start, end=start + len(sentence), subject=subject,
             milestones=frozenset(tokens & _MILESTONES - {"general", "availability"}),
             periods=periods,
-            amounts=amounts(sentence, spans), negated=bool(_NEGATION.search(sentence)),
+            amounts=amounts_, negated=bool(_NEGATION.search(sentence)),
             priority=bool(marker) and "priorit" in sentence.lower(), priority_subject=about,
-            common=_common_words(sentence) | {"ga"} if "ga" in tokens else _common_words(sentence),
+            common=common,
         ))
     return out
 
