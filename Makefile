@@ -35,7 +35,7 @@ browser-deps:
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
 
 lint: install-dev
-	$(BIN)/ruff check ragbench tests benchmarks pages app.py scripts
+	$(BIN)/ruff check ragbench tests benchmarks app_pages app.py scripts
 	$(BIN)/mypy ragbench
 
 test: install-dev browser-deps lint

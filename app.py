@@ -79,21 +79,16 @@ def main() -> None:
     st.session_state["refresh_counts"] = refresh_counts
     sidebar(wb, settings.settings_hash())
     pages = [
-        st.Page("pages/dashboard.py", title="Dashboard", icon=":material/dashboard:",
+        st.Page("app_pages/dashboard.py", title="Dashboard", icon=":material/dashboard:",
                 default=True),
-        st.Page("pages/library.py", title="Library", icon=":material/folder_open:"),
-        st.Page("pages/chat.py", title="Chat", icon=":material/chat:"),
-        st.Page("pages/search.py", title="Search", icon=":material/search:"),
-        st.Page("pages/graph.py", title="Context graph", icon=":material/hub:"),
-        st.Page("pages/archive.py", title="Archive", icon=":material/inventory_2:"),
-        st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
+        st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:"),
+        st.Page("app_pages/chat.py", title="Chat", icon=":material/chat:"),
+        st.Page("app_pages/search.py", title="Search", icon=":material/search:"),
+        st.Page("app_pages/graph.py", title="Context graph", icon=":material/hub:"),
+        st.Page("app_pages/archive.py", title="Archive", icon=":material/inventory_2:"),
+        st.Page("app_pages/settings.py", title="Settings", icon=":material/settings:"),
     ]
     nav = st.navigation(pages)
-    # a page opened by URL as a session's first request ran before this setup and sent the
-    # session here (pages' guard); now that the Workbench is in place, go back to it
-    return_to = st.session_state.pop("return_to", None)
-    if return_to:
-        st.switch_page(return_to)
     try:
         nav.run()
     finally:  # also when a page calls st.stop() (no Streamlit call before the log line:

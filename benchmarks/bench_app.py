@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 
 from ragbench.config import Settings  # noqa: E402
-from ragbench.eval import corpus_items, load_beir  # noqa: E402
+from ragbench.evaluation.beir import corpus_items, load_beir  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -318,7 +318,7 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
-    scripts = [f"pages/{p or 'dashboard'}.py" for p, _, _ in PAGES
+    scripts = [f"app_pages/{p or 'dashboard'}.py" for p, _, _ in PAGES
                if (ROOT / "pages" / f"{p or 'dashboard'}.py").exists()]
     result["apptest_warm_rerun_server_s"] = apptest_reruns(workspace, scripts, 5)
     warm_pages = [v["warm_s"] for v in result["pages"].values()]

@@ -3,7 +3,7 @@
     python benchmarks/bench_context.py [--scifact DIR] [--work DIR] [--chunk-size N]
                                        [--chunk-overlap N] [--limit N] [--seed-cache DB]
 
-Both variants are ingested through the normal pipeline (`ragbench.eval.run_beir`) into their
+Both variants are ingested through the normal pipeline (`ragbench.evaluation.beir.run_beir`) into their
 own workspaces, `WORK/context-<size>-off` and `WORK/context-<size>-on`, which differ only in
 `contextual_embeddings`. With context on every chunk is embedded as `Title: ... | Source: ...
 | Lens: scifact` + (documents of several chunks) a two-sentence extractive summary + the chunk.
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.config import Settings  # noqa: E402
-from ragbench.eval import run_beir  # noqa: E402
+from ragbench.evaluation.beir import run_beir  # noqa: E402
 from ragbench.store.catalog import Catalog  # noqa: E402
 
 MODES = ["vector", "hybrid"]

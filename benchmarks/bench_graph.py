@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ragbench.config import Settings
-from ragbench.graph import ContextGraph, GraphNode, GraphParams
+from ragbench.graph.model import ContextGraph, GraphNode, GraphParams
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_MODE_MAX = 20_000

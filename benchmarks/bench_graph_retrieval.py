@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ragbench.eval import run_beir
+from ragbench.evaluation.beir import run_beir
 from ragbench.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parent.parent

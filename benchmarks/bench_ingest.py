@@ -34,14 +34,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragbench.chunking import chunk_document, chunk_documents  # noqa: E402
+from ragbench.chunking.chunker import chunk_document, chunk_documents  # noqa: E402
 from ragbench.config import Settings  # noqa: E402
-from ragbench.embeddings import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from ragbench.embeddings.embedders import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
 from ragbench.models import ParsedDocument  # noqa: E402
 from ragbench.parsers import parse_bytes  # noqa: E402
 from ragbench.parsers.base import ParseError, TextBuilder  # noqa: E402
 from ragbench.store.catalog import Catalog  # noqa: E402
-from ragbench.tokenizer import (  # noqa: E402
+from ragbench.chunking.tokenizer import (  # noqa: E402
     TOKENIZER_ENV,
     ensure_tiktoken_cache,
     get_encoding,

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.config import Settings  # noqa: E402
-from ragbench.eval import doc_ranking, evaluate, load_beir, run_beir  # noqa: E402
-from ragbench.retrieval import Retriever  # noqa: E402
+from ragbench.evaluation.beir import doc_ranking, evaluate, load_beir, run_beir  # noqa: E402
+from ragbench.retrieval.retriever import Retriever  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
 
 

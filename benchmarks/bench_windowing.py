@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragbench.embeddings import SentenceTransformerEmbedder  # noqa: E402
+from ragbench.embeddings.embedders import SentenceTransformerEmbedder  # noqa: E402
 
 
 def load(folder: Path, limit: int | None) -> tuple[list[str], list[str], dict, dict]:

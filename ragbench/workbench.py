@@ -18,20 +18,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragbench.answer import Answerer, ChatResponse, Source
-from ragbench.archive import ARCHIVE_DIR, Archive, ArchiveError
+from ragbench.answer.answerer import Answerer, ChatResponse, Source
+from ragbench.archive.folder import ARCHIVE_DIR, Archive, ArchiveError
 from ragbench.config import Settings, load_settings
-from ragbench.contradictions import Finding
-from ragbench.embeddings import CachedEmbedder, make_embedder
-from ragbench.graph import ContextGraph, GraphError
-from ragbench.graph_service import GraphService
-from ragbench.graph_terms import spec_key_terms
+from ragbench.contradictions.detector import Finding
+from ragbench.embeddings.embedders import CachedEmbedder, make_embedder
+from ragbench.graph.model import ContextGraph, GraphError
+from ragbench.graph.service import GraphService
+from ragbench.graph.terms import spec_key_terms
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
-from ragbench.ingest import Ingestor, Planned, Progress
-from ragbench.llm import LLMError
+from ragbench.ingest.ingestor import Ingestor, Planned, Progress
+from ragbench.answer.llm import LLMError
 from ragbench.models import FileResult, IngestReport, RetrievalResult, SearchFilters
-from ragbench.retrieval import MODES, RetrievalError, Retriever
-from ragbench.status import (
+from ragbench.retrieval.retriever import MODES, RetrievalError, Retriever
+from ragbench.maintenance.status import (
     BackendStatus,
     ConnectionCheck,
     StaleReport,
@@ -43,7 +43,7 @@ from ragbench.status import (
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import ChromaVectors
-from ragbench.versioning import (
+from ragbench.ingest.versioning import (
     ReprocessReport,
     StaleDocument,
     find_original,
@@ -52,7 +52,7 @@ from ragbench.versioning import (
 )
 
 if TYPE_CHECKING:
-    from ragbench.backfill import BackfillReport
+    from ragbench.maintenance.backfill import BackfillReport
 
 SEARCH_MODES = MODES
 
@@ -284,7 +284,7 @@ class Workbench:
         Every pair of chunks is compared up to `ALL_PAIRS_LIMIT` chunks; beyond that only
         pairs the context graph links by similarity, topic or period.
         """
-        from ragbench import contradictions as cx
+        from ragbench.contradictions import detector as cx
 
         ids = list(chunk_ids) if chunk_ids is not None else sorted(self.catalog.chunk_ids())
         rows = self.catalog.contradiction_rows(ids)
@@ -337,7 +337,7 @@ class Workbench:
         """Ingest browser uploads: size limit (max_upload_mb), safe names, duplicates by
         content reported as skipped; the rest of the batch goes through `ingest_bytes`.
         """
-        from ragbench.uploads import screen_uploads
+        from ragbench.ingest.uploads import screen_uploads
 
         started = time.perf_counter()
         accepted, screened = screen_uploads(items, self.settings.max_upload_mb, self.catalog)
@@ -402,7 +402,7 @@ class Workbench:
         filters: SearchFilters | None = None,
         fts_level: str | None = None,
     ) -> list[RetrievalResult]:
-        """Ranked chunks for `query` in any retrieval mode (see `ragbench.retrieval`)."""
+        """Ranked chunks for `query` in any retrieval mode (see `ragbench.retrieval.retriever`)."""
         if lens:
             filters = (filters or SearchFilters()).model_copy(
                 update={"lenses": [*((filters.lenses or []) if filters else []), lens]}
@@ -534,11 +534,11 @@ class Workbench:
         self.graph_service.clear()
         return {"documents": stats["documents"], "chunks": stats["chunks"]}
 
-    # --- archive (specs/004 Phase 2; see ragbench.archive) -----------------------------------
+    # --- archive (specs/004 Phase 2; see ragbench.archive.folder) -----------------------------------
 
     def archive_check(self) -> dict[str, Any]:
         """Archive links whose file is missing, documents without an entry, broken view links."""
-        from ragbench.archive_ops import check
+        from ragbench.archive.ops import check
 
         return check(self.catalog, self.archive)
 
@@ -548,13 +548,13 @@ class Workbench:
         """Write archive entries for stored documents without a complete one (all: `force`),
         from the originals under files/; `roots` limits it to these threads.
         """
-        from ragbench.archive_ops import build
+        from ragbench.archive.ops import build
 
         return build(self.catalog, self.archive, self.files_dir, force, roots)
 
     def archive_tree(self) -> list[dict[str, Any]]:
         """Archived documents as a forest (email threads with attachments as children)."""
-        from ragbench.archive_ops import tree
+        from ragbench.archive.ops import tree
 
         return tree(self.catalog)
 
@@ -622,7 +622,7 @@ class Workbench:
         if orphans:
             store.delete(orphans)
         if missing:
-            from ragbench.ingest import vector_meta
+            from ragbench.ingest.ingestor import vector_meta
 
             rows = self.catalog.get_chunks(missing)
             texts = [rows[c]["embedding_text"] for c in missing if c in rows]
@@ -637,7 +637,7 @@ class Workbench:
             store.upsert(ids, vectors, metas)
 
 
-    # --- versions: stale documents, re-processing, backfill (ragbench.versioning) -------------
+    # --- versions: stale documents, re-processing, backfill (ragbench.ingest.versioning) -------------
 
     def stale(
         self, target_version: int | None = None, check_originals: bool = True
@@ -704,8 +704,8 @@ class Workbench:
         return report
 
     def backfill(self, dry_run: bool = False) -> BackfillReport:
-        """Fill chunk metadata derivable without re-parsing (see `ragbench.backfill`)."""
-        from ragbench.backfill import Backfiller
+        """Fill chunk metadata derivable without re-parsing (see `ragbench.maintenance.backfill`)."""
+        from ragbench.maintenance.backfill import Backfiller
 
         return Backfiller(self).run(dry_run=dry_run)
 

@@ -2,7 +2,7 @@
 
 One connection per thread (WAL mode, so readers never block the writer). Every query binds its
 parameters; FTS5 queries are built from quoted terms only. A document and all its chunks are
-written in one transaction, which is the moment it becomes visible (see `ragbench.ingest` for
+written in one transaction, which is the moment it becomes visible (see `ragbench.ingest.ingestor` for
 the order of catalog and Chroma writes). Files that failed are kept as `failed` rows with their
 error and no chunks, so the user can see what went wrong; queries only read `indexed` rows.
 """
@@ -24,7 +24,7 @@ import numpy as np
 from ragbench.ids import text_hash
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION, migrate
-from ragbench.text_match import STOPWORDS
+from ragbench.lexical import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK_COLUMNS = (
@@ -531,7 +531,7 @@ class Catalog:
         ).fetchone()
         return dict(row) if row else None
 
-    # --- context summaries (implements ragbench.context.SummaryCache) -----------------------
+    # --- context summaries (implements ragbench.ingest.context.SummaryCache) -----------------------
 
     def get_summary(self, key: str) -> str | None:
         """A cached document summary (contextual chunking with a model)."""
@@ -546,7 +546,7 @@ class Catalog:
             "INSERT OR REPLACE INTO context_cache(key, summary) VALUES (?, ?)", (key, summary)
         )
 
-    # --- embedding cache (implements ragbench.embeddings.EmbeddingCache) --------------------
+    # --- embedding cache (implements ragbench.embeddings.embedders.EmbeddingCache) --------------------
 
     def get_embeddings(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these text hashes."""

@@ -23,7 +23,7 @@ def open_archive(workspace):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
-    at.switch_page("pages/archive.py")
+    at.switch_page("app_pages/archive.py")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -116,7 +116,7 @@ def test_missing_entries_can_be_built_from_the_page(hostile_ws):
 def test_chat_citation_offers_view_and_download(hostile_ws):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page("pages/chat.py")
+    at.switch_page("app_pages/chat.py")
     at.run()
     at.chat_input[0].set_value("When does the quarterly ledger close every Friday?").run()
     assert not at.exception, at.exception
@@ -138,7 +138,7 @@ def test_doc_query_parameter_selects_the_document(hostile_ws):
     ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page("pages/archive.py")
+    at.switch_page("app_pages/archive.py")
     at.query_params["doc"] = ids["ledger.txt"]
     at.run()
     assert not at.exception, at.exception

@@ -4,7 +4,7 @@ inline network view, contradictions side by side; labels from documents are esca
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragbench.graph_view import ego_html
+from ragbench.graph.view import ego_html
 from ragbench.workbench import Workbench
 
 from ..conftest import ROOT, SAMPLES
@@ -24,7 +24,7 @@ def demo_ws(tmp_path_factory):
 def open_graph(workspace, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(workspace))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    at.switch_page("pages/graph.py").run()
+    at.switch_page("app_pages/graph.py").run()
     assert not at.exception, at.exception
     return at
 

@@ -10,8 +10,8 @@ from ragbench.workbench import Workbench
 from ..conftest import ROOT, SAMPLES
 
 pytestmark = pytest.mark.integration
-PAGES = ["pages/dashboard.py", "pages/library.py", "pages/search.py", "pages/chat.py",
-         "pages/settings.py"]
+PAGES = ["app_pages/dashboard.py", "app_pages/library.py", "app_pages/search.py", "app_pages/chat.py",
+         "app_pages/settings.py"]
 
 
 def run_page(workspace, page):
@@ -63,7 +63,7 @@ def test_pages_render_on_demo_corpus(demo_ws, monkeypatch, page):
 
 def test_library_filters_and_document_view(demo_ws, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "pages/library.py")
+    at = run_page(demo_ws, "app_pages/library.py")
     at.multiselect(key="f_lens").select("engineering").run()
     assert not at.exception, at.exception
     table = at.dataframe(key="library_table").value
@@ -72,7 +72,7 @@ def test_library_filters_and_document_view(demo_ws, monkeypatch):
 
 def test_search_page_shows_hits_as_text(demo_ws, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "pages/search.py")
+    at = run_page(demo_ws, "app_pages/search.py")
     at.text_input[0].input("Postgres 16 migration").run()
     assert not at.exception
     assert any("Postgres" in t.value for t in at.text)
@@ -80,7 +80,7 @@ def test_search_page_shows_hits_as_text(demo_ws, monkeypatch):
 
 def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "pages/chat.py")
+    at = run_page(demo_ws, "app_pages/chat.py")
     at.chat_input[0].set_value("When does the Postgres 16 migration finish?").run()
     assert not at.exception, at.exception
     answer = at.session_state["chat_history"][0][1]["answer"]
@@ -103,7 +103,7 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
     ws = tmp_path / "ws"
     shutil.copytree(demo_ws, ws)
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
-    at = run_page(ws, "pages/settings.py")
+    at = run_page(ws, "app_pages/settings.py")
     assert at.button(key="save_settings").disabled, "nothing changed yet"
     at.slider(key="s_chunk_size").set_value(512).run()
     assert not at.exception, at.exception
@@ -120,10 +120,10 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
     assert not fresh.exception, fresh.exception
     assert fresh.session_state["workbench"].settings.chunk_size == 512
     assert any("were made with other chunk settings" in w.value for w in fresh.warning)
-    fresh.switch_page("pages/settings.py").run()
+    fresh.switch_page("app_pages/settings.py").run()
     assert any("were made with other settings" in w.value for w in fresh.warning)
     # the dashboard's button re-processes them with the saved settings
-    fresh.switch_page("pages/dashboard.py").run()
+    fresh.switch_page("app_pages/dashboard.py").run()
     fresh.button(key="reprocess").click().run()
     assert not fresh.exception, fresh.exception
     assert any(s.value.startswith("Re-processed in") for s in fresh.success)
@@ -135,7 +135,7 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
 
 def test_settings_reject_overlap_not_below_size(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(tmp_path))
-    at = run_page(tmp_path, "pages/settings.py")
+    at = run_page(tmp_path, "app_pages/settings.py")
     at.slider(key="s_chunk_size").set_value(256).run()
     at.slider(key="s_chunk_overlap").set_value(300).run()
     assert not at.exception, at.exception
@@ -145,7 +145,7 @@ def test_settings_reject_overlap_not_below_size(tmp_path, monkeypatch):
 
 def test_settings_test_connection_reports_unreachable(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(tmp_path))
-    at = run_page(tmp_path, "pages/settings.py")
+    at = run_page(tmp_path, "app_pages/settings.py")
     at.text_input(key="s_base_url").input("http://127.0.0.1:9/v1").run()
     at.button(key="test_connection").click().run()
     assert not at.exception, at.exception

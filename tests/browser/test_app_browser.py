@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ..conftest import SAMPLES
-from .conftest import ARTIFACTS
+from tests.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 UPLOADS = [SAMPLES / "engineering" / "adr-007-postgres-16-migration.md",

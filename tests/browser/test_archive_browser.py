@@ -6,7 +6,7 @@ import pytest
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
 
-from .conftest import ARTIFACTS, AppServer
+from tests.conftest import ARTIFACTS, AppServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

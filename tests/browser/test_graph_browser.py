@@ -8,7 +8,7 @@ import pytest
 from ragbench.workbench import Workbench
 
 from ..conftest import SAMPLES
-from .conftest import ARTIFACTS, AppServer
+from tests.conftest import ARTIFACTS, AppServer
 from .test_app_browser import open_page, shot, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

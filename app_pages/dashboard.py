@@ -1,0 +1,135 @@
+"""Dashboard: what the workspace holds, whether it is current, and what happened lately."""
+
+import pandas as pd
+import streamlit as st
+
+wb = st.session_state["workbench"]
+st.title("Dashboard")
+
+
+@st.cache_data(max_entries=10, show_spinner=False)
+def overview(workspace: str, fingerprint: str, settings_hash: str, _wb) -> dict:  # noqa: ANN001
+    """Counts, staleness and recent ingests; recomputed only when the catalog changed."""
+    return {"stats": _wb.stats(), "stale": _wb.stale_report(),
+            "recent": _wb.catalog.recent_documents(10),
+            "versions": _wb.catalog.ingest_versions()}
+
+
+view = overview(str(wb.workspace), wb.catalog.fingerprint(), wb.settings.settings_hash(), wb)
+stats = view["stats"]
+cols = st.columns(5)
+cols[0].metric("Documents", f"{stats['documents']:,}")
+cols[1].metric("Chunks", f"{stats['chunks']:,}")
+cols[2].metric("Tokens", f"{stats['tokens']:,}")
+cols[3].metric("Avg tokens / chunk", stats["avg_tokens_per_chunk"])
+cols[4].metric("Failed files", stats["failed_files"])
+
+if not stats["documents"] and not stats["failed_files"]:
+    st.info("The workspace is empty. Add files on the **Library** page (drag and drop), or "
+            "run `ragbench load-samples` to load the demo corpus.")
+
+# --- staleness -------------------------------------------------------------------------------
+stale = view["stale"]
+if stale.any:
+    with st.container(border=True):
+        st.warning(
+            f"{stale.documents:,} of {stale.total_documents:,} documents ({stale.chunks:,} "
+            "chunks) were made with other chunk settings, another embedding model or an older "
+            "ingest version than the current settings. Search still works on them, but they "
+            "differ from what a fresh ingest would store."
+        )
+        st.dataframe(
+            pd.DataFrame([g.model_dump() for g in stale.groups if g.stale])[
+                ["documents", "chunks", "ingest_version", "chunk_size", "chunk_overlap",
+                 "embedding_model", "contextual_embeddings", "reason"]],
+            hide_index=True, width="stretch",
+        )
+        if st.button("Re-process stale documents", type="primary", key="reprocess"):
+            bar = st.progress(0.0, text=f"Re-processing {stale.documents:,} documents…")
+
+            def on_file(path: str, done: int, total: int) -> None:
+                bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
+
+            try:
+                outcome = wb.reprocess(file_progress=on_file)
+            except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+                st.error(f"Re-processing failed: {e}")
+            else:
+                st.session_state["refresh_counts"]()
+                st.session_state["reprocess_outcome"] = outcome.model_dump()
+                st.rerun()
+done = st.session_state.pop("reprocess_outcome", None)
+if done:
+    counts = ", ".join(f"{v} {k}" for k, v in done.get("totals", {}).items())
+    st.success(f"Re-processed in {done.get('seconds', 0):.1f} s: {counts}")
+    failed = [r for r in done.get("results", []) if r["status"] == "failed"]
+    failed += [{"path": s["source_id"], "error": s.get("problem", "")}
+               for s in done.get("not_reprocessable", [])]
+    if failed:
+        st.warning("Not re-processed: " + "; ".join(
+            f"{r['path']}: {r.get('error') or ''}" for r in failed))
+
+# --- composition -----------------------------------------------------------------------------
+if stats["chunks"]:
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Per lens")
+        per_lens = pd.DataFrame.from_dict(stats["per_lens"], orient="index")
+        per_lens.index.name = "lens"
+        st.bar_chart(per_lens[["chunks"]], horizontal=True, height=220)
+        st.dataframe(per_lens, width="stretch")
+    with right:
+        st.subheader("Per chunk type")
+        per_type = pd.Series(stats["per_chunk_type"], name="chunks").rename_axis("chunk_type")
+        st.bar_chart(per_type, horizontal=True, height=220)
+        per_format = pd.Series(stats["per_format"], name="documents").rename_axis("format")
+        st.dataframe(per_format, width="stretch")
+
+# --- ingest history --------------------------------------------------------------------------
+left, right = st.columns(2)
+with left:
+    st.subheader("Recent ingests")
+    recent = view["recent"]
+    if recent:
+        st.dataframe(pd.DataFrame([
+            {"when": d["updated_at"][:19].replace("T", " "), "source": d["source_id"],
+             "lens": d["lens"], "status": d["status"], "version": d["content_version"],
+             "chunks": d["chunks"], "error": d["error"] or ""}
+            for d in recent
+        ]), hide_index=True, width="stretch")
+    else:
+        st.caption("Nothing ingested yet.")
+    st.subheader("Ingest versions")
+    st.dataframe(pd.DataFrame(view["versions"]), hide_index=True,
+                 width="stretch")
+with right:
+    st.subheader("Saved answers")
+    saved = wb.saved_answers(limit=10)
+    if saved:
+        st.dataframe(pd.DataFrame([
+            {"answer_id": a.answer_id, "question": a.question,
+             "sources": sum(1 for s in a.sources if s.cited), "llm": a.llm}
+            for a in saved
+        ]), hide_index=True, width="stretch")
+    else:
+        st.caption("No saved answers yet (save one from the Chat page).")
+
+# --- context graph ---------------------------------------------------------------------------
+st.divider()
+st.subheader("Context graph")
+try:
+    graph = wb.graph_stats()
+except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+    st.error(f"Graph statistics are unavailable: {e}")
+else:
+    gcols = st.columns(4)
+    gcols[0].metric("Nodes", f"{graph.get('nodes', 0):,}")
+    gcols[1].metric("Edges", f"{graph.get('edges', 0):,}")
+    gcols[2].metric("Components", f"{graph.get('components', 0):,}")
+    gcols[3].metric("Density", f"{float(graph.get('density', 0.0)):.4f}")
+    edge_types = graph.get("edge_types") or {}
+    if edge_types:
+        st.bar_chart(pd.Series(edge_types, name="edges").rename_axis("edge type"),
+                     horizontal=True, height=220)
+    elif not graph.get("nodes"):
+        st.caption("The graph is empty: it is built as documents are ingested.")

@@ -1,0 +1,461 @@
+"""The browsable archive (specs/004 Phase 2): originals plus Markdown views, one folder per thread.
+
+Layout under `<workspace>/archive/` (the *archive root*)::
+
+    <root_doc_id>/
+        email.eml            the original (a non-email document keeps its own, sanitised name)
+        email.eml.md         the Markdown view (`<name>.md` for other documents)
+        metadata.json        ids, titles and the links of the document and its attachments
+        attachments/
+            report.pdf       every attachment (recursively, flattened) ...
+            report.pdf.md    ... with its `.md` companion (none when it is Markdown already)
+
+Every document of a thread (the top-level file and all its attachments) records in the catalog
+`archive_path` (`archive/<root_doc_id>`), `archive_browse_uri` (its Markdown view) and
+`archive_download_uri` (its original). URIs are posix paths relative to the workspace, so a
+workspace can be moved; `Archive.path_of` turns one back into a file, confined to the archive.
+
+Safe by construction: file names are sanitised (`sanitize_name`), every path is resolved and
+must stay under the archive root (`confined`), files are created exclusively with mode 0o600
+and folders with 0o700, never following symlinks.
+
+Never half-stored: an entry is written completely into a temporary folder, then swapped in by
+renames (`Archive.publishing`); if the caller's catalog transaction fails, the new folder is
+removed and the previous one, if any, restored. Folders left by a crash (temporary, replaced,
+or of documents the catalog does not have) are removed by `Archive.sweep`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import time
+import unicodedata
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ragbench.archive.markdown import (
+    MARKDOWN_EXTENSIONS,
+    AttachmentLink,
+    FileInfo,
+    Message,
+    render_email,
+    render_preview,
+    split_thread,
+    strip_header_block,
+)
+from ragbench.models import Block, DocumentRecord
+
+ARCHIVE_DIR = "archive"
+"""Folder of the archive inside the workspace; URIs start with it."""
+
+RESERVED_NAMES = frozenset({"metadata.json", "attachments", "email.eml", "email.eml.md"})
+MAX_NAME_BYTES = 120
+"""Longest sanitised file name (UTF-8 bytes), leaving room for `.md` and `~N` under 255."""
+
+_DOC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_UNSAFE = re.compile(r"[^\w.\-+=@,() ]", re.UNICODE)
+_TEMP_PREFIXES = (".tmp-", ".old-")
+
+
+class ArchiveError(Exception):
+    """The archive could not be written or read; the message says what and where."""
+
+
+class ArchivePathError(ArchiveError):
+    """A name or URI would lead outside the archive root, or is not a valid archive name."""
+
+
+def sanitize_name(name: str, fallback: str = "file") -> str:
+    r"""A safe single file name for `name` (an attachment name or a source path).
+
+    Only the last path component is kept (both `/` and `\\` separate), Unicode is NFC-normalised,
+    control characters (NUL included) are dropped, anything but letters, digits and
+    `. - _ + = @ , ( )` and spaces becomes `_`, leading dots and spaces are removed (no hidden
+    files, no `..`), and the result is cut to `MAX_NAME_BYTES` keeping the extension.
+    An empty result becomes `fallback`.
+    """
+    text = unicodedata.normalize("NFC", str(name))
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    text = text.replace("\\", "/").rstrip("/ ").split("/")[-1]
+    text = _UNSAFE.sub("_", text)
+    text = re.sub(r"\s+", " ", text).strip().lstrip(". ").rstrip(". ")
+    if not text or set(text) <= {"_", "."}:
+        text = fallback
+    return _truncate(text, MAX_NAME_BYTES)
+
+
+def _truncate(name: str, limit: int) -> str:
+    """`name` cut to `limit` UTF-8 bytes, keeping a short extension."""
+    if len(name.encode("utf-8")) <= limit:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem or len(ext) > 16:
+        stem, ext = name, ""
+    suffix = f".{ext}" if ext else ""
+    budget = limit - len(suffix.encode("utf-8"))
+    cut = stem.encode("utf-8")[:budget].decode("utf-8", errors="ignore").rstrip(". ")
+    return (cut or "file") + suffix
+
+
+def confined(root: Path, *parts: str) -> Path:
+    """`root / parts`, resolved; raises `ArchivePathError` unless it stays strictly inside root."""
+    base = root.resolve()
+    for part in parts:
+        if "\x00" in part or PurePosixPath(part).is_absolute() or Path(part).is_absolute():
+            raise ArchivePathError(f"unsafe archive path component {part!r}")
+    target = base.joinpath(*parts).resolve()
+    if target == base or not target.is_relative_to(base):
+        raise ArchivePathError(f"path {'/'.join(parts)!r} leads outside the archive {base}")
+    return target
+
+
+def _check_doc_id(doc_id: str) -> str:
+    if not _DOC_ID.match(doc_id or ""):
+        raise ArchivePathError(f"invalid document id for the archive: {doc_id!r}")
+    return doc_id
+
+
+def _mkdir(path: Path) -> None:
+    path.mkdir(mode=0o700, exist_ok=True)
+    path.chmod(0o700)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Create `path` (it must not exist; never through a symlink) with owner-only permissions."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    os.chmod(path, 0o600)
+
+
+def _write_original(path: Path, data: bytes, source: Path | None) -> None:
+    """Create `path` holding `data`: a hard link to `source` when that file holds exactly
+    these bytes (one copy on disk for the workspace's original and the archive's), else a
+    written copy (no source, other bytes, or a filesystem without hard links).
+    """
+    if source is not None:
+        try:
+            if not source.is_symlink() and source.read_bytes() == data:
+                os.link(source, path)
+                os.chmod(path, 0o600)
+                return
+        except OSError:
+            path.unlink(missing_ok=True)
+    _write(path, data)
+
+
+@dataclass
+class ArchiveItem:
+    """One document to archive: its catalog record, text, parsed blocks and original bytes.
+
+    `blocks` give the page/slide/sheet markers (None: plain paragraphs); `data` None means the
+    original is not available (the view is still written, without a download link). `source`
+    is a file that may hold the same bytes (the workspace's stored original), hard-linked
+    instead of written when it does.
+    """
+
+    record: DocumentRecord
+    text: str
+    blocks: Sequence[Block] | None = None
+    data: bytes | None = None
+    parse_seconds: float | None = None
+    source: Path | None = None
+
+
+@dataclass
+class _Placed:
+    item: ArchiveItem
+    original: str | None  # path of the original inside the entry folder
+    view: str  # path of the Markdown view inside the entry folder
+
+
+def _is_markdown(name: str) -> bool:
+    return Path(name).suffix.lower() in MARKDOWN_EXTENSIONS
+
+
+class Archive:
+    """The archive root of one workspace."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace the archive URIs are relative to."""
+        return self.root.parent
+
+    def ensure_root(self) -> Path:
+        """Create the archive root (0o700) and return it resolved."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.root.chmod(0o700)
+        return self.root.resolve()
+
+    # --- URIs ------------------------------------------------------------------------------
+
+    def uri(self, doc_id: str, rel: str) -> str:
+        """The workspace-relative URI of `rel` inside the entry of `doc_id`."""
+        return f"{ARCHIVE_DIR}/{doc_id}/{rel}"
+
+    def path_of(self, uri: str) -> Path:
+        """The file an archive URI names, confined to the archive root.
+
+        Raises `ArchivePathError` for URIs outside the archive (`archive/../x`, absolute...).
+        """
+        posix = PurePosixPath(uri or "")
+        if posix.is_absolute() or not posix.parts or posix.parts[0] != ARCHIVE_DIR:
+            raise ArchivePathError(f"not an archive URI: {uri!r} (expected {ARCHIVE_DIR}/...)")
+        return confined(self.root, *posix.parts[1:])
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _place(self, items: Sequence[ArchiveItem]) -> list[_Placed]:
+        """Decide every file name of an entry (sanitised, unique case-insensitively)."""
+        root = items[0]
+        taken = {n.lower() for n in RESERVED_NAMES}
+        placed: list[_Placed] = []
+        if root.record.format == "eml":
+            placed.append(_Placed(root, "email.eml" if root.data is not None else None,
+                                  "email.eml.md"))
+        else:
+            name = self._unique(sanitize_name(root.record.file_name, "document"), taken)
+            markdown = _is_markdown(name) and root.data is not None
+            placed.append(_Placed(root, name if root.data is not None else None,
+                                  name if markdown else f"{name}.md"))
+        for item in items[1:]:
+            name = self._unique(sanitize_name(item.record.file_name, "attachment"), taken)
+            markdown = _is_markdown(name) and item.data is not None
+            placed.append(_Placed(item, f"attachments/{name}" if item.data is not None else None,
+                                  f"attachments/{name}" if markdown else f"attachments/{name}.md"))
+        return placed
+
+    @staticmethod
+    def _unique(name: str, taken: set[str]) -> str:
+        """`name`, or `stem~N.ext`, not yet in `taken` (neither it nor its `.md` companion)."""
+        stem, dot, ext = name.rpartition(".")
+        if not dot or not stem:
+            stem, ext = name, ""
+        candidate, n = name, 1
+        while candidate.lower() in taken or f"{candidate}.md".lower() in taken:
+            n += 1
+            candidate = _truncate(stem, MAX_NAME_BYTES - 8) + f"~{n}" + (f".{ext}" if ext else "")
+        taken.update({candidate.lower(), f"{candidate}.md".lower()})
+        return candidate
+
+    def _build(self, items: Sequence[ArchiveItem], folder: Path) -> None:
+        """Write a whole entry into `folder` and set the archive fields of every record."""
+        root_id = _check_doc_id(items[0].record.doc_id)
+        placed = self._place(items)
+        by_doc = {p.item.record.doc_id: p for p in placed}
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if len(placed) > 1:
+            _mkdir(folder / "attachments")
+        for p in placed:
+            record = p.item.record
+            record.archive_path = f"{ARCHIVE_DIR}/{root_id}"
+            record.archive_browse_uri = self.uri(root_id, p.view)
+            record.archive_download_uri = self.uri(root_id, p.original) if p.original else None
+            if p.original is not None and p.item.data is not None:
+                _write_original(confined(folder, *p.original.split("/")), p.item.data,
+                                p.item.source)
+            if p.view != p.original:
+                text = self._markdown(p, placed, stamp)
+                _write(confined(folder, *p.view.split("/")), text.encode("utf-8"))
+        meta = self._metadata(placed, by_doc, stamp)
+        _write(confined(folder, "metadata.json"),
+               json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8"))
+
+    def _markdown(self, p: _Placed, placed: Sequence[_Placed], stamp: str) -> str:
+        record = p.item.record
+        here = PurePosixPath(p.view).parent
+
+        def rel(target: str | None) -> str | None:
+            return None if target is None else os.path.relpath(target, here).replace(os.sep, "/")
+
+        meta = record.metadata
+        info = FileInfo(
+            name=record.file_name, format=record.format, size=record.size_bytes,
+            title=record.title, pages=_int(meta.get("pages")), slides=_int(meta.get("slides")),
+            sheets=_count(meta.get("sheets")),
+            extracted=stamp, parse_seconds=p.item.parse_seconds, download=rel(p.original),
+            error=record.error if record.status == "failed" else None,
+        )
+        if record.format != "eml" or record.status == "failed":
+            return render_preview(info, p.item.text, p.item.blocks)
+        links = [
+            AttachmentLink(c.item.record.file_name, rel(c.original), rel(c.view),
+                           f"not extracted: {c.item.record.error}"
+                           if c.item.record.status == "failed" else "")
+            for c in placed if c.item.record.parent_doc_id == record.doc_id
+        ]
+        top = Message(sender=_str(meta.get("from")), to=_str(meta.get("to")),
+                      cc=_str(meta.get("cc")), date=_str(meta.get("date")),
+                      subject=_str(meta.get("subject")),
+                      body=strip_header_block(p.item.text), attachments=links)
+        subject = _str(meta.get("subject")) or record.title or record.file_name
+        return render_email(subject, split_thread(top), rel(p.original), info)
+
+    def _metadata(
+        self, placed: Sequence[_Placed], by_doc: dict[str, _Placed], stamp: str
+    ) -> dict[str, Any]:
+        def entry(p: _Placed) -> dict[str, Any]:
+            r = p.item.record
+            return {
+                "doc_id": r.doc_id, "source_id": r.source_id, "file_name": r.file_name,
+                "title": r.title, "format": r.format, "size_bytes": r.size_bytes,
+                "file_hash": r.file_hash, "status": r.status, "error": r.error,
+                "parent_doc_id": r.parent_doc_id, "depth": r.depth, "path": r.path,
+                "browse_uri": r.archive_browse_uri, "download_uri": r.archive_download_uri,
+            }
+
+        root = placed[0]
+        out = entry(root)
+        out.update({"lens": root.item.record.lens, "generated_at": stamp,
+                    "archive_path": root.item.record.archive_path})
+        if root.item.record.format == "eml":
+            meta = root.item.record.metadata
+            out["email"] = {k: meta.get(k) for k in ("subject", "from", "to", "cc", "date",
+                                                     "message_id") if meta.get(k)}
+        out["attachments"] = [entry(p) for p in placed[1:]]
+        return out
+
+    @contextmanager
+    def publishing(self, items: Sequence[ArchiveItem]) -> Iterator[None]:
+        """Write the entry of `items` (root document first) and swap it in; undo on error.
+
+        Use around the catalog transaction that stores the records: the records' archive
+        fields are set before the body runs; if it raises, the new entry is removed and the
+        previous one restored, so no entry exists for documents the catalog does not have.
+        """
+        if not items:
+            yield
+            return
+        root_id = _check_doc_id(items[0].record.doc_id)
+        base = self.ensure_root()
+        token = secrets.token_hex(4)
+        # the id is checked above, so these names cannot leave `base`; they are not resolved,
+        # so a symlink planted at `target` is moved away, never followed
+        tmp, target, old = (base / f".tmp-{root_id}-{token}", base / root_id,
+                            base / f".old-{root_id}-{token}")
+        try:
+            tmp.mkdir(mode=0o700)
+            tmp.chmod(0o700)
+            self._build(items, tmp)
+        except ArchivePathError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ArchiveError(f"cannot write the archive of {root_id}: {e}") from e
+        had_old = target.exists() or target.is_symlink()
+        if had_old:
+            os.rename(target, old)
+        os.rename(tmp, target)
+        try:
+            yield
+        except BaseException:
+            _discard(target)
+            if had_old:
+                os.rename(old, target)
+            raise
+        if had_old:
+            _discard(old)
+
+    # --- maintenance -----------------------------------------------------------------------
+
+    def remove(self, doc_ids: Sequence[str]) -> None:
+        """Delete the entries of these (root) documents; unknown or child ids are ignored."""
+        if not self.root.exists():
+            return
+        for doc_id in doc_ids:
+            if _DOC_ID.match(doc_id or ""):
+                _discard(self.root / doc_id)
+
+    def entries(self) -> list[str]:
+        """Names of the entry folders (root document ids)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir()
+                      if not p.name.startswith(_TEMP_PREFIXES))
+
+    def sweep(self, known_roots: set[str], min_age: float = 0.0) -> list[str]:
+        """Remove crash leftovers: temporary/replaced folders and entries of unknown documents.
+
+        Only folders untouched for `min_age` seconds go, so a workspace opened while another
+        process is between writing an entry and committing its documents keeps that entry.
+        """
+        if not self.root.is_dir():
+            return []
+        removed = []
+        now = time.time()
+        for path in self.root.iterdir():
+            try:
+                if now - path.lstat().st_mtime < min_age:
+                    continue
+            except OSError:
+                continue
+            if path.name.startswith(_TEMP_PREFIXES) or path.name not in known_roots:
+                _discard(path)
+                removed.append(path.name)
+        return sorted(removed)
+
+    def clear(self) -> None:
+        """Remove the whole archive."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def read_text(self, uri: str) -> str:
+        """The text of an archive file (a Markdown view), confined to the archive."""
+        try:
+            return self.path_of(uri).read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            raise ArchiveError(f"cannot read {uri}: {e.strerror or e}") from e
+
+    def read_bytes(self, uri: str) -> bytes:
+        """The bytes of an archive file (an original), confined to the archive."""
+        try:
+            return self.path_of(uri).read_bytes()
+        except OSError as e:
+            raise ArchiveError(f"cannot read {uri}: {e.strerror or e}") from e
+
+    def exists(self, uri: str | None) -> bool:
+        """True when `uri` names an existing regular file inside the archive."""
+        if not uri:
+            return False
+        try:
+            return self.path_of(uri).is_file()
+        except ArchivePathError:
+            return False
+
+
+def _discard(path: Path) -> None:
+    """Remove a folder tree, or a file or symlink (never following it)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _str(value: object) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _count(value: object) -> int | None:
+    return len(value) if isinstance(value, list) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,254 @@
+"""Archive upkeep over a workspace: catalog links, the link check, (re)building entries.
+
+The catalog's `documents` rows carry `archive_path`, `archive_browse_uri` and
+`archive_download_uri` (set in the same transaction that stores the document, see
+`ragbench.ingest.ingestor`). `check` reports links whose file is missing, documents without an entry and
+broken links inside the generated Markdown views; `build` writes entries for stored documents
+that lack one (workspaces made before the archive existed), from the originals kept under
+`files/<doc_id>/`: re-parsed for page markers when the parser still yields the stored text,
+else the stored text is shown by the pages of its chunks. A document whose original is gone
+still gets its Markdown view (from the stored text), without a download link.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import unquote
+
+from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem, confined
+from ragbench.models import Block, DocumentRecord
+from ragbench.store.catalog import Catalog
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)\)")  # one level of (...) in a target
+
+
+def set_links(conn: sqlite3.Connection, record: DocumentRecord) -> None:
+    """Store a record's archive fields (inside the caller's transaction)."""
+    conn.execute(
+        "UPDATE documents SET archive_path = ?, archive_browse_uri = ?, archive_download_uri = ? "
+        "WHERE doc_id = ?",
+        (record.archive_path, record.archive_browse_uri, record.archive_download_uri,
+         record.doc_id),
+    )
+
+
+def _link_rows(catalog: Catalog) -> list[sqlite3.Row]:
+    return catalog.conn.execute(
+        "SELECT doc_id, parent_doc_id, root_doc_id, status, file_name, archive_path, "
+        "archive_browse_uri, archive_download_uri FROM documents ORDER BY rowid"
+    ).fetchall()
+
+
+def _expected(row: sqlite3.Row) -> bool:
+    """Every indexed document and every failed attachment has an entry (failed files do not:
+    nothing of theirs is stored).
+    """
+    return row["status"] == "indexed" or row["parent_doc_id"] is not None
+
+
+def check(catalog: Catalog, archive: Archive) -> dict[str, Any]:
+    """Links whose file is missing, documents without an entry, broken links inside views."""
+    rows = _link_rows(catalog)
+    missing: list[dict[str, str]] = []
+    not_built: list[str] = []
+    broken: list[dict[str, str]] = []
+    links = 0
+    views: dict[str, str] = {}
+    for row in rows:
+        if not _expected(row):
+            continue
+        if not row["archive_browse_uri"]:
+            not_built.append(row["doc_id"])
+            continue
+        for field in ("archive_browse_uri", "archive_download_uri"):
+            uri = row[field]
+            if uri:
+                links += 1
+                if not archive.exists(uri):
+                    missing.append({"doc_id": row["doc_id"], "field": field, "uri": uri})
+        browse = row["archive_browse_uri"]
+        if browse != row["archive_download_uri"] and archive.exists(browse):
+            views[browse] = row["doc_id"]
+    for uri, doc_id in views.items():  # links ragbench wrote into its own Markdown views
+        base = PurePosixPath(uri).parent
+        for target in _LINK.findall(archive.read_text(uri)):
+            links += 1
+            resolved = _normalize(base / unquote(target))
+            if resolved is None or not archive.exists(resolved):
+                broken.append({"doc_id": doc_id, "uri": uri, "link": target})
+    roots = {r["doc_id"] for r in rows if r["parent_doc_id"] is None and _expected(r)}
+    stray = [name for name in archive.entries() if name not in roots]
+    return {
+        "documents": sum(1 for r in rows if _expected(r)),
+        "links_checked": links,
+        "missing": missing,
+        "not_built": not_built,
+        "broken_links": broken,
+        "stray_entries": stray,
+        "ok": not (missing or not_built or broken),
+    }
+
+
+def rewrite_links(markdown: str, base_uri: str, target_for: Callable[[str], str | None]) -> str:
+    """Point the relative links of a view elsewhere: each target is resolved against the view's
+    URI to an archive URI and replaced by `target_for(uri)`; links it returns None for lose
+    their target (the label stays, as text).
+    """
+    base = PurePosixPath(base_uri).parent
+
+    def replace(match: re.Match[str]) -> str:
+        if _SCHEME.match(match.group(1)):  # http:, javascript:, file:... never followed
+            return "]"
+        uri = _normalize(base / unquote(match.group(1)))
+        new = target_for(uri) if uri else None
+        return f"]({new})" if new else "]"
+
+    return _LINK.sub(replace, markdown)
+
+
+def _normalize(path: PurePosixPath) -> str | None:
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _blocks_from_chunks(catalog: Catalog, doc_id: str) -> list[Block]:
+    """Page/slide/sheet markers from stored chunks (text split where chunks start)."""
+    blocks: list[Block] = []
+    end = 0
+    for c in catalog.chunks_of(doc_id):
+        meta = json.loads(c.get("metadata") or "{}")
+        start = max(end, c["start_char"])
+        if c["end_char"] <= start:
+            continue
+        blocks.append(Block(chunk_type="text", start_char=start, end_char=c["end_char"],
+                            page_number=c["page_number"], slide_number=meta.get("slide_number"),
+                            sheet_name=meta.get("sheet_name")))
+        end = c["end_char"]
+    return blocks
+
+
+def items_for(
+    catalog: Catalog, files_dir: Path, root_id: str
+) -> tuple[list[ArchiveItem], list[str]]:
+    """The archive items of a stored thread (root first, attachments in ingest order) and the
+    ids of documents whose original is not kept.
+    """
+    from ragbench.parsers import parse_bytes
+    from ragbench.parsers.base import ParseError
+
+    ids = [root_id] + [r[0] for r in catalog.conn.execute(
+        "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ? ORDER BY rowid",
+        (root_id, root_id),
+    )]
+    items: list[ArchiveItem] = []
+    without: list[str] = []
+    for doc_id in ids:
+        record = catalog.get_document(doc_id, include_failed=True)
+        if record is None:
+            continue
+        text = catalog.document_text(doc_id) or ""
+        data: bytes | None = None
+        original: Path | None = None
+        try:
+            original = confined(files_dir, doc_id, record.file_name)
+            data = original.read_bytes() if original.is_file() else None
+        except (OSError, ArchiveError):
+            data = None
+        if data is None:
+            without.append(doc_id)
+        blocks: list[Block] | None = None
+        seconds = None
+        if data is not None and record.status == "indexed":
+            started = time.perf_counter()
+            try:
+                parsed = parse_bytes(data, record.file_name)
+                if parsed.text == text:
+                    blocks, seconds = parsed.blocks, time.perf_counter() - started
+            except ParseError:
+                pass
+        if blocks is None and record.status == "indexed":
+            blocks = _blocks_from_chunks(catalog, doc_id)
+        items.append(ArchiveItem(record, text, blocks, data, seconds,
+                                 source=original if data is not None else None))
+    return items, without
+
+
+def build(
+    catalog: Catalog, archive: Archive, files_dir: Path, force: bool = False,
+    only: list[str] | None = None,
+) -> dict[str, Any]:
+    """Write entries for stored threads without a complete one (all of them with `force`,
+    exactly the threads of the root ids `only` when given).
+    """
+    rows = _link_rows(catalog)
+    roots = [r["doc_id"] for r in rows if r["parent_doc_id"] is None and _expected(r)]
+    if only is not None:
+        todo = [r for r in roots if r in set(only)]
+    elif force:
+        todo = roots
+    else:  # the threads with any problem the check finds
+        report = check(catalog, archive)
+        incomplete = set(report["not_built"]) | {m["doc_id"] for m in report["missing"]}
+        incomplete |= {b["doc_id"] for b in report["broken_links"]}
+        root_of = {r["doc_id"]: r["root_doc_id"] or r["doc_id"] for r in rows}
+        todo = [r for r in roots if r in {root_of[d] for d in incomplete}]
+    rebuilt: list[str] = []
+    without: list[str] = []
+    failed: list[dict[str, str]] = []
+    for root_id in todo:
+        items, missing_originals = items_for(catalog, files_dir, root_id)
+        try:
+            with archive.publishing(items), catalog.transaction() as tx:
+                for item in items:
+                    set_links(tx, item.record)
+        except ArchiveError as e:
+            failed.append({"doc_id": root_id, "error": str(e)})
+            continue
+        rebuilt.append(root_id)
+        without += missing_originals
+    return {
+        "roots": len(roots),
+        "rebuilt": rebuilt,
+        "up_to_date": len(roots) - len(todo),
+        "without_original": without,
+        "failed": failed,
+        "stray_entries_removed": archive.sweep(set(roots), min_age=60),
+    }
+
+
+def tree(catalog: Catalog) -> list[dict[str, Any]]:
+    """Archived documents as a forest: `{"document": record, "children": [...]}`, roots newest
+    first, attachments in ingest order.
+    """
+    records = catalog.list_documents() + [
+        r for r in catalog.list_documents(status="failed") if r.parent_doc_id is not None
+    ]
+    order = {r[0]: i for i, r in enumerate(catalog.conn.execute(
+        "SELECT doc_id FROM documents ORDER BY rowid"))}
+    nodes: dict[str, dict[str, Any]] = {
+        r.doc_id: {"document": r, "children": []} for r in records
+    }
+    roots: list[dict[str, Any]] = []
+    for record in records:
+        parent = nodes.get(record.parent_doc_id or "")
+        if record.parent_doc_id is None:
+            roots.append(nodes[record.doc_id])
+        elif parent is not None:
+            parent["children"].append(nodes[record.doc_id])
+    for node in nodes.values():
+        node["children"].sort(key=lambda n: order.get(n["document"].doc_id, 0))
+    return roots

@@ -1,0 +1,5 @@
+"""Where sources disagree: value conflicts between claims, plus the specs/002 cross-lens check."""
+
+from ragbench.contradictions.detector import Finding, conflicts, spec_findings
+
+__all__ = ["Finding", "conflicts", "spec_findings"]

@@ -1,0 +1,11 @@
+"""The chunk-level context graph (specs/002): nodes are chunks, edges are typed links.
+
+`terms` finds key terms and time references, `build` computes edges without a Python loop
+over pairs, `model` holds, persists and queries the graph, `service` keeps it in step with the
+catalog, `view` renders a neighbourhood as inert HTML.
+"""
+
+from ragbench.graph.model import EDGE_TYPES, ContextGraph, GraphError, GraphParams
+from ragbench.graph.service import GraphService
+
+__all__ = ["EDGE_TYPES", "ContextGraph", "GraphError", "GraphParams", "GraphService"]

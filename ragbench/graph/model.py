@@ -1,0 +1,609 @@
+"""The chunk-level context graph of specs/002: build, update, persist, query, export.
+
+Nodes are chunks with the specs/002 attributes. Edges are typed; a pair of chunks can carry
+several types (similar *and* sequential), each stored once with its weight:
+
+| type             | when                                                | weight            |
+|------------------|-----------------------------------------------------|-------------------|
+| SIMILAR_TO       | cosine > `similarity_threshold`                     | cosine            |
+| SAME_SOURCE      | same document, at most `degree_cap // 2` apart      | 1.0               |
+| SAME_LENS        | same lens, when the lens has <= `same_lens_max_group`| 0.5              |
+| TOPIC_OVERLAP    | >= `min_shared_terms` shared distinctive key terms  | shared count      |
+| TEMPORAL_OVERLAP | a shared period (quarter, or a year named alone)    | 1.0               |
+| SEQUENTIAL       | adjacent chunks of one document                     | 1.0               |
+
+SIMILAR_TO, TOPIC_OVERLAP and TEMPORAL_OVERLAP are capped per node: each chunk keeps a list of
+its `degree_cap` strongest candidates, and an edge exists when each end has the other in its
+list, so no node exceeds the cap. Those lists are persisted, which makes updates exact: adding
+chunks only compares the new rows with everything, deleting refreshes only the rows that lost a
+list member, and the result equals a rebuild (key-term frequencies aside, see `KeyTermer`).
+
+`mode="spec"` reproduces specs/002 exactly instead (the spec's term functions, no caps, every
+pair of a source linked, one edge per pair with the spec's insertion order deciding its type);
+it exists to compare against `spec_graph_reference.py` and is rebuilt, never updated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import deque
+from collections.abc import Iterable, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ragbench.graph import build as gb
+from ragbench.graph.terms import (
+    KeyTermer,
+    parse_date,
+    spec_key_terms,
+    spec_time_references,
+    time_references,
+)
+
+EDGE_TYPES = (
+    "SIMILAR_TO", "SAME_SOURCE", "SAME_LENS", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP", "SEQUENTIAL",
+)
+CAPPED = ("SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP")
+# spec mode: the type a pair ends up with when several apply (SEQUENTIAL is added after the
+# group edges and overwrites them; the later ones are only added where no edge exists yet)
+SPEC_PRIORITY = (
+    "SEQUENTIAL", "SAME_SOURCE", "SAME_LENS", "TOPIC_OVERLAP", "SIMILAR_TO", "TEMPORAL_OVERLAP",
+)
+GRAPH_DIR = "graph"
+FORMAT_VERSION = 1
+
+
+class GraphError(ValueError):
+    """A graph request that cannot be served (unknown chunk, bad edge type, no graph)."""
+
+
+class GraphNode(BaseModel):
+    """What the graph needs to know about one chunk (the input of build and add)."""
+
+    id: str
+    lens: str
+    source_path: str
+    group: str = Field("", description="chunks of one document; defaults to source_path")
+    chunk_index: int
+    total_chunks: int = 0
+    token_count: int = 0
+    text: str
+    created_at: str = ""
+    doc_date: str | None = Field(None, description="document date for relative time phrases")
+
+
+class GraphParams(BaseModel):
+    """Construction settings (from `Settings.graph_*`)."""
+
+    mode: Literal["improved", "spec"] = "improved"
+    similarity_threshold: float = 0.80
+    min_shared_terms: int = 2
+    degree_cap: int = 10
+    same_lens_max_group: int = 50
+    key_terms: int = 10
+
+
+def _edge_dict() -> dict[str, gb.Pairs]:
+    return {t: gb.empty_pairs() for t in EDGE_TYPES}
+
+
+class ContextGraph:
+    """Chunks as nodes, typed weighted edges, kept as numpy arrays (networkx only on export)."""
+
+    def __init__(self, params: GraphParams | None = None) -> None:
+        self.params = params or GraphParams()
+        self.nodes: list[dict[str, Any]] = []
+        self.index: dict[str, int] = {}
+        self.emb = np.zeros((0, 0), np.float32)
+        self.periods: list[list[str]] = []
+        self.edges: dict[str, gb.Pairs] = _edge_dict()
+        self.kept: dict[str, gb.Pairs] = {t: gb.empty_pairs() for t in CAPPED}
+        self.termer = KeyTermer(top_n=self.params.key_terms)
+        self._adjacency: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    # --- construction ----------------------------------------------------------------------
+
+    def build(self, nodes: Sequence[GraphNode], embeddings: np.ndarray) -> ContextGraph:
+        """Replace the graph with one built from `nodes` (row i of `embeddings` is node i)."""
+        self.__init__(self.params)  # type: ignore[misc]
+        self._append(nodes, embeddings)
+        if self.params.mode == "spec":
+            self._build_spec()
+            return self
+        n = len(self.nodes)
+        for etype in CAPPED:
+            cap = self.params.degree_cap
+            self.kept[etype] = gb.top_k(self._candidates(etype, None, keep=cap), cap)
+        self._derive_edges(n)
+        return self
+
+    def add(self, nodes: Sequence[GraphNode], embeddings: np.ndarray) -> int:
+        """Add chunks, comparing only them with the graph; returns how many were added."""
+        if self.params.mode == "spec":
+            raise GraphError("a spec-mode graph is rebuilt, not updated")
+        fresh = [i for i, node in enumerate(nodes) if node.id not in self.index]
+        if not fresh:
+            return 0
+        start = len(self.nodes)
+        self._append([nodes[i] for i in fresh], np.asarray(embeddings)[fresh])
+        rows = np.arange(start, len(self.nodes))
+        for etype in CAPPED:
+            i, j, s = self._candidates(etype, rows)
+            old = j < start  # scores are symmetric: old rows may now prefer a new one
+            mirrored = (j[old], i[old], s[old])  # (new-new pairs are already both ways)
+            self.kept[etype] = gb.top_k(gb.concat([self.kept[etype], (i, j, s), mirrored]),
+                                        self.params.degree_cap)
+        self._derive_edges(len(self.nodes))
+        return len(fresh)
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Delete chunks; rows whose kept lists lost a member are recomputed. Returns count."""
+        if self.params.mode == "spec":
+            raise GraphError("a spec-mode graph is rebuilt, not updated")
+        gone = sorted({self.index[i] for i in ids if i in self.index})
+        if not gone:
+            return 0
+        n = len(self.nodes)
+        mapping = np.arange(n)
+        mapping[gone] = -1
+        alive = mapping >= 0
+        mapping[alive] = np.arange(int(alive.sum()))
+        gone_mask = ~alive
+        touched: dict[str, np.ndarray] = {}
+        for etype in CAPPED:
+            i, j, _ = self.kept[etype]
+            lost = np.unique(i[gone_mask[j] & alive[i]])
+            touched[etype] = mapping[lost]
+            self.kept[etype] = gb.remap(self.kept[etype], mapping)
+        self.nodes = [node for k, node in enumerate(self.nodes) if alive[k]]
+        self.periods = [p for k, p in enumerate(self.periods) if alive[k]]
+        self.emb = self.emb[alive]
+        self.index = {node["id"]: k for k, node in enumerate(self.nodes)}
+        self.termer.n -= len(gone)
+        for etype in CAPPED:
+            rows = touched[etype]
+            if len(rows):
+                i, j, s = self.kept[etype]
+                keep = ~np.isin(i, rows)
+                fresh = self._candidates(etype, rows, keep=self.params.degree_cap)
+                self.kept[etype] = gb.top_k(gb.concat([(i[keep], j[keep], s[keep]), fresh]),
+                                            self.params.degree_cap)
+        self._derive_edges(len(self.nodes))
+        return len(gone)
+
+    def _append(self, nodes: Sequence[GraphNode], embeddings: np.ndarray) -> None:
+        """Node attributes (key terms, time references) and unit embeddings of new chunks."""
+        emb = np.asarray(embeddings, dtype=np.float32)
+        if len(nodes) != len(emb):
+            raise GraphError(f"{len(nodes)} nodes but {len(emb)} embeddings")
+        if len(emb):
+            emb = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+        spec = self.params.mode == "spec"
+        terms_of = [] if spec else self.termer.add_and_rank([node.text for node in nodes])
+        for k, node in enumerate(nodes):
+            if node.id in self.index:
+                raise GraphError(f"chunk {node.id} is already in the graph")
+            if spec:
+                terms = spec_key_terms(node.text, self.params.key_terms)
+                refs = spec_time_references(node.text)
+                keys = refs
+            else:
+                terms = terms_of[k]
+                refs, keys = time_references(node.text, _doc_date(node))
+            self.index[node.id] = len(self.nodes)
+            self.nodes.append({
+                "id": node.id, "lens": node.lens, "source_path": node.source_path,
+                "source_name": node.source_path.rstrip("/").rsplit("/", 1)[-1],
+                "group": node.group or node.source_path,
+                "chunk_index": node.chunk_index, "total_chunks": node.total_chunks,
+                "token_count": node.token_count, "content_preview": node.text[:200],
+                "key_terms": terms, "time_references": refs, "created_at": node.created_at,
+            })
+            self.periods.append(keys)
+        self.emb = emb if not len(self.emb) else np.vstack([self.emb, emb])
+        self._adjacency = None
+
+    def _candidates(self, etype: str, rows: np.ndarray | None, keep: int = 0) -> gb.Pairs:
+        """Directed candidate pairs of one capped type for `rows` (None = all).
+
+        `keep` prunes each row's candidates to its best `keep` while computing (bounded
+        memory); adding rows must not prune, since old rows pick from the new rows' pairs.
+        """
+        if etype == "SIMILAR_TO":
+            return gb.similar_pairs(self.emb, self.params.similarity_threshold, rows,
+                                    keep=keep if rows is not None else 0)
+        if etype == "TOPIC_OVERLAP":
+            sets = [node["key_terms"] for node in self.nodes]
+            weights = {t: self.termer.idf(t) for t in set().union(*sets)}
+            x, xw = gb.overlap_matrix(sets, weights)
+            return gb.overlap_pairs(x, xw, self.params.min_shared_terms, rows, keep=keep)
+        # periods: one mentioned by very many chunks (a year in a large corpus) says little and
+        # would cost df^2 pairs; small corpora keep every period
+        x, xw = gb.overlap_matrix(self.periods, None, max_df=max(50, len(self.nodes) // 50))
+        return gb.overlap_pairs(x, xw, 1, rows, keep=keep)
+
+    def _group_edges(self, spec: bool) -> dict[str, gb.Pairs]:
+        """SAME_SOURCE, SEQUENTIAL and SAME_LENS (recomputed whole: cheap and vectorised)."""
+        n = len(self.nodes)
+        groups = np.array([node["group"] for node in self.nodes], dtype=object)
+        lenses = np.array([node["lens"] for node in self.nodes], dtype=object)
+        order = np.array([node["chunk_index"] for node in self.nodes], dtype=np.int64)
+        _, group_ids = np.unique(groups, return_inverse=True) if n else (None, np.zeros(0, int))
+        _, lens_ids = np.unique(lenses, return_inverse=True) if n else (None, np.zeros(0, int))
+        largest = int(np.bincount(group_ids).max()) if n else 0
+        window = largest - 1 if spec or self.params.degree_cap <= 0 else self.params.degree_cap // 2
+        seq = gb.window_pairs(group_ids, order, 1)
+        cap = self.params.same_lens_max_group
+        rank = np.arange(n)
+        return {
+            "SAME_SOURCE": gb.undirected(gb.window_pairs(group_ids, order, window), n),
+            "SEQUENTIAL": gb.undirected(seq, n),
+            "SAME_LENS": gb.undirected(
+                gb.window_pairs(lens_ids, rank, max(cap - 1, 0), sizes_at_most=cap), n),
+        }
+
+    def _derive_edges(self, n: int) -> None:
+        """Edges of every type from the kept lists and the group structure."""
+        edges = self._group_edges(spec=False)
+        for etype in CAPPED:
+            a, b, s = gb.mutual(self.kept[etype], n)
+            if etype == "TOPIC_OVERLAP":
+                s = np.floor(s + 1e-9)
+            elif etype == "TEMPORAL_OVERLAP":
+                s = np.ones(len(a))
+            edges[etype] = (a, b, s)
+        self.edges = edges
+        self._adjacency = None
+
+    def _build_spec(self) -> None:
+        """specs/002 exactly: every pair, one edge per pair, type by the spec's order."""
+        n = len(self.nodes)
+        typed = self._group_edges(spec=True)
+        sets = [node["key_terms"] for node in self.nodes]
+        x, xw = gb.overlap_matrix(sets)
+        typed["TOPIC_OVERLAP"] = gb.undirected(gb.overlap_pairs(x, xw, 2), n)
+        typed["SIMILAR_TO"] = gb.undirected(
+            gb.similar_pairs(self.emb, self.params.similarity_threshold), n)
+        x, xw = gb.overlap_matrix(self.periods)
+        a, b, _ = gb.undirected(gb.overlap_pairs(x, xw, 1), n)
+        typed["TEMPORAL_OVERLAP"] = (a, b, np.ones(len(a)))
+        # one edge per pair: the first type in SPEC_PRIORITY wins
+        keys, prio = [], []
+        for p, etype in enumerate(SPEC_PRIORITY):
+            a, b, _ = typed[etype]
+            keys.append(a * n + b)
+            prio.append(np.full(len(a), p))
+        all_keys, all_prio = np.concatenate(keys), np.concatenate(prio)
+        order = np.lexsort((all_prio, all_keys))
+        first = np.r_[True, all_keys[order][1:] != all_keys[order][:-1]]
+        winner = np.zeros(len(all_keys), bool)
+        winner[order[first]] = True
+        offset = 0
+        for etype in SPEC_PRIORITY:
+            a, b, s = typed[etype]
+            keep = winner[offset : offset + len(a)]
+            offset += len(a)
+            self.edges[etype] = (a[keep], b[keep], s[keep])
+        self._adjacency = None
+
+    # --- queries -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self.index
+
+    def node(self, chunk_id: str) -> dict[str, Any]:
+        """The attributes of one chunk (GraphError if it is not in the graph)."""
+        if chunk_id not in self.index:
+            raise GraphError(f"chunk {chunk_id!r} is not in the graph")
+        return dict(self.nodes[self.index[chunk_id]])
+
+    def edge_count(self) -> int:
+        """Typed edges (a pair with two types counts twice)."""
+        return sum(len(a) for a, _, _ in self.edges.values())
+
+    def _adj(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """CSR adjacency over all types: (indptr, neighbour, type index, weight)."""
+        if self._adjacency is None:
+            n = len(self.nodes)
+            src, dst, typ, wt = [], [], [], []
+            for t, etype in enumerate(EDGE_TYPES):
+                a, b, s = self.edges[etype]
+                src += [a, b]
+                dst += [b, a]
+                typ.append(np.full(2 * len(a), t, np.int8))
+                wt += [s, s]
+            if src:
+                s_all, d_all = np.concatenate(src), np.concatenate(dst)
+                t_all, w_all = np.concatenate(typ), np.concatenate(wt)
+            else:
+                s_all = d_all = np.zeros(0, np.int64)
+                t_all, w_all = np.zeros(0, np.int8), np.zeros(0)
+            order = np.argsort(s_all, kind="stable")
+            indptr = np.zeros(n + 1, np.int64)
+            np.cumsum(np.bincount(s_all, minlength=n), out=indptr[1:])
+            self._adjacency = (indptr, d_all[order], t_all[order], w_all[order])
+        return self._adjacency
+
+    def _type_mask(self, edge_types: Sequence[str] | None) -> np.ndarray:
+        chosen = list(edge_types) if edge_types else list(EDGE_TYPES)
+        unknown = sorted(set(chosen) - set(EDGE_TYPES))
+        if unknown:
+            raise GraphError(f"unknown edge type(s) {unknown}; choose from {list(EDGE_TYPES)}")
+        return np.array([t in chosen for t in EDGE_TYPES])
+
+    def neighbors(
+        self, chunk_id: str, edge_types: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Direct neighbours [{id, type, weight, shared_terms?, shared_periods?}] by type, strongest
+        first.
+        """
+        k = self.index.get(chunk_id)
+        if k is None:
+            raise GraphError(f"chunk {chunk_id!r} is not in the graph")
+        out = []
+        for j, etype, w in self.edges_of(k, edge_types):
+            item: dict[str, Any] = {"id": self.nodes[j]["id"], "type": etype, "weight": float(w)}
+            if etype == "TOPIC_OVERLAP":
+                item["shared_terms"] = sorted(
+                    set(self.nodes[k]["key_terms"]) & set(self.nodes[j]["key_terms"]))
+            elif etype == "TEMPORAL_OVERLAP":
+                item["shared_periods"] = sorted(set(self.periods[k]) & set(self.periods[j]))
+            out.append(item)
+        out.sort(key=lambda e: (EDGE_TYPES.index(e["type"]), -e["weight"], e["id"]))
+        return out
+
+    def edges_of(self, row: int, edge_types: Sequence[str] | None = None,
+                 ) -> list[tuple[int, str, float]]:
+        """(neighbour row, edge type, weight) of one row: the cheap form for hot paths."""
+        mask = self._type_mask(edge_types)
+        indptr, nbr, typ, wt = self._adj()
+        lo, hi = indptr[row], indptr[row + 1]
+        return [(j, EDGE_TYPES[t], w)
+                for j, t, w in zip(nbr[lo:hi].tolist(), typ[lo:hi].tolist(),
+                                   wt[lo:hi].tolist(), strict=True) if mask[t]]
+
+    def neighbor_ids(self, rows: np.ndarray, edge_types: Sequence[str] | None = None,
+                     hops: int = 1) -> dict[int, tuple[int, str, float]]:
+        """Rows reachable from `rows` within `hops`: {row: (from row, edge type, weight)}."""
+        mask = self._type_mask(edge_types)
+        indptr, nbr, typ, wt = self._adj()
+        seen = {int(r) for r in rows}
+        found: dict[int, tuple[int, str, float]] = {}
+        frontier = list(seen)
+        for _ in range(hops):
+            nxt = []
+            for r in frontier:
+                for j, t, w in zip(nbr[indptr[r]:indptr[r + 1]], typ[indptr[r]:indptr[r + 1]],
+                                   wt[indptr[r]:indptr[r + 1]], strict=True):
+                    j = int(j)
+                    if not mask[t] or j in seen:
+                        continue
+                    seen.add(j)
+                    found[j] = (r, EDGE_TYPES[t], float(w))
+                    nxt.append(j)
+            frontier = nxt
+        return found
+
+    def ego(self, chunk_id: str, hops: int = 1, edge_types: Sequence[str] | None = None,
+            limit: int = 50) -> dict[str, Any]:
+        """The neighbourhood of a chunk: {nodes: [...], edges: [{source, target, type, weight}]}.
+
+        Breadth first, strongest edges first, stopping at `limit` nodes so a view stays small.
+        """
+        k = self.index.get(chunk_id)
+        if k is None:
+            raise GraphError(f"chunk {chunk_id!r} is not in the graph")
+        mask = self._type_mask(edge_types)
+        indptr, nbr, typ, wt = self._adj()
+        picked = [k]
+        chosen = {k}
+        frontier = [k]
+        for _ in range(max(hops, 0)):
+            nxt = []
+            for r in frontier:
+                lo, hi = indptr[r], indptr[r + 1]
+                for idx in np.argsort(-wt[lo:hi], kind="stable"):
+                    j, t = int(nbr[lo + idx]), typ[lo + idx]
+                    if mask[t] and j not in chosen and len(picked) < limit:
+                        chosen.add(j)
+                        picked.append(j)
+                        nxt.append(j)
+            frontier = nxt
+        edges = []
+        for r in picked:
+            lo, hi = indptr[r], indptr[r + 1]
+            for j, t, w in zip(nbr[lo:hi], typ[lo:hi], wt[lo:hi], strict=True):
+                if mask[t] and int(j) in chosen and r < int(j):
+                    edges.append({"source": self.nodes[r]["id"], "target": self.nodes[int(j)]["id"],
+                                  "type": EDGE_TYPES[t], "weight": float(w)})
+        return {"nodes": [dict(self.nodes[r], hop_root=r == k) for r in picked], "edges": edges}
+
+    def shortest_path(self, a: str, b: str, edge_types: Sequence[str] | None = None) -> list[str]:
+        """Chunk ids on a shortest path from `a` to `b` (empty when they are not connected)."""
+        for cid in (a, b):
+            if cid not in self.index:
+                raise GraphError(f"chunk {cid!r} is not in the graph")
+        mask = self._type_mask(edge_types)
+        indptr, nbr, typ, _ = self._adj()
+        start, goal = self.index[a], self.index[b]
+        parent = {start: -1}
+        queue = deque([start])
+        while queue:
+            r = queue.popleft()
+            if r == goal:
+                path = []
+                while r != -1:
+                    path.append(self.nodes[r]["id"])
+                    r = parent[r]
+                return path[::-1]
+            for j, t in zip(nbr[indptr[r]:indptr[r + 1]], typ[indptr[r]:indptr[r + 1]],
+                            strict=True):
+                if mask[t] and int(j) not in parent:
+                    parent[int(j)] = r
+                    queue.append(int(j))
+        return []
+
+    def chunks_of(self, lens: str | None = None, source: str | None = None) -> list[str]:
+        """Chunk ids of a lens and/or a source (document group or path), in document order."""
+        hits = [n for n in self.nodes
+                if (lens is None or n["lens"] == lens)
+                and (source is None or source in (n["group"], n["source_path"]))]
+        hits.sort(key=lambda n: (n["group"], n["chunk_index"]))
+        return [n["id"] for n in hits]
+
+    def stats(self) -> dict[str, Any]:
+        """Nodes, edges, per type, density, components, degree distribution, edges per node."""
+        from scipy import sparse
+        from scipy.sparse.csgraph import connected_components
+
+        n = len(self.nodes)
+        per_type = {t: len(self.edges[t][0]) for t in EDGE_TYPES}
+        a_all = np.concatenate([self.edges[t][0] for t in EDGE_TYPES]) if n else np.zeros(0, int)
+        b_all = np.concatenate([self.edges[t][1] for t in EDGE_TYPES]) if n else np.zeros(0, int)
+        pairs = np.unique(a_all * max(n, 1) + b_all) if len(a_all) else np.zeros(0, int)
+        distinct = len(pairs)
+        if n:
+            adj = sparse.coo_matrix((np.ones(len(a_all)), (a_all, b_all)), shape=(n, n))
+            components = int(connected_components(adj, directed=False)[0])
+            degree = np.bincount(np.concatenate([a_all, b_all]), minlength=n)
+        else:
+            components, degree = 0, np.zeros(0, int)
+        return {
+            "nodes": n,
+            "edges": self.edge_count(),
+            "connected_pairs": distinct,
+            "edge_types": per_type,
+            "edges_per_node": {t: round(2 * c / n, 3) if n else 0.0 for t, c in per_type.items()},
+            "density": round(2 * distinct / (n * (n - 1)), 6) if n > 1 else 0.0,
+            "components": components,
+            "degree": {
+                "min": int(degree.min()) if n else 0,
+                "median": float(np.median(degree)) if n else 0.0,
+                "p90": float(np.percentile(degree, 90)) if n else 0.0,
+                "max": int(degree.max()) if n else 0,
+                "mean": round(float(degree.mean()), 3) if n else 0.0,
+            },
+            "mode": self.params.mode,
+        }
+
+    def query_similarity(self, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Cosine of a query vector with the given rows' embeddings."""
+        v = np.asarray(vector, np.float32)
+        v = v / (np.linalg.norm(v) or 1.0)
+        return self.emb[rows] @ v
+
+    # --- persistence and export ------------------------------------------------------------------
+
+    def save(self, directory: str | Path) -> Path:
+        """Write nodes.json + arrays.npz atomically into `directory`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {"emb": self.emb}
+        for etype in EDGE_TYPES:
+            for name, arr in zip("abs", self.edges[etype], strict=True):
+                arrays[f"edge_{etype}_{name}"] = arr
+        for etype in CAPPED:
+            for name, arr in zip("ijs", self.kept[etype], strict=True):
+                arrays[f"kept_{etype}_{name}"] = arr
+        meta = {
+            "format": FORMAT_VERSION, "params": self.params.model_dump(),
+            "nodes": self.nodes, "periods": self.periods,
+            "termer": {"n": self.termer.n, "df": self.termer.df},
+        }
+        _atomic(directory / "arrays.npz", lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
+        _atomic(directory / "nodes.json",
+                lambda f: f.write(json.dumps(meta, ensure_ascii=False).encode()))
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ContextGraph:
+        """A graph saved by `save` (GraphError when there is none or it is unreadable)."""
+        directory = Path(directory)
+        meta_path, arr_path = directory / "nodes.json", directory / "arrays.npz"
+        if not meta_path.exists() or not arr_path.exists():
+            raise GraphError(f"no context graph in {directory}; run `ragbench graph build`")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("format") != FORMAT_VERSION:
+            raise GraphError(f"{directory} holds graph format {meta.get('format')}; rebuild it")
+        graph = cls(GraphParams(**meta["params"]))
+        graph.nodes = meta["nodes"]
+        graph.periods = meta["periods"]
+        graph.index = {node["id"]: k for k, node in enumerate(graph.nodes)}
+        graph.termer.n = meta["termer"]["n"]
+        graph.termer.df = meta["termer"]["df"]
+        with np.load(arr_path) as data:
+            graph.emb = data["emb"]
+            for etype in EDGE_TYPES:
+                a, b, s = (data[f"edge_{etype}_{x}"] for x in "abs")
+                graph.edges[etype] = (a, b, s)
+            for etype in CAPPED:
+                i, j, s = (data[f"kept_{etype}_{x}"] for x in "ijs")
+                graph.kept[etype] = (i, j, s)
+        return graph
+
+    def to_networkx(self) -> Any:
+        """A networkx MultiGraph (one edge per type and pair, keyed by type)."""
+        import networkx as nx
+
+        g = nx.MultiGraph()
+        for node in self.nodes:
+            g.add_node(node["id"], **{k: v for k, v in node.items() if k not in ("id", "group")})
+        for etype in EDGE_TYPES:
+            a, b, s = self.edges[etype]
+            for x, y, w in zip(a.tolist(), b.tolist(), s.tolist(), strict=True):
+                attrs: dict[str, Any] = {"type": etype, "weight": w}
+                if etype == "TOPIC_OVERLAP":
+                    attrs["shared_terms"] = sorted(
+                        set(self.nodes[x]["key_terms"]) & set(self.nodes[y]["key_terms"]))
+                elif etype == "TEMPORAL_OVERLAP":
+                    attrs["shared_periods"] = sorted(set(self.periods[x]) & set(self.periods[y]))
+                g.add_edge(self.nodes[x]["id"], self.nodes[y]["id"], key=etype, **attrs)
+        return g
+
+    def export(self, path: str | Path, fmt: Literal["json", "graphml"] = "json") -> Path:
+        """Node-link JSON (specs/002's format, links under "links") or GraphML."""
+        import networkx as nx
+
+        path = Path(path)
+        g = self.to_networkx()
+        if fmt == "json":
+            data = nx.node_link_data(g, edges="links")
+            path.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+            return path
+        for _, attrs in g.nodes(data=True):  # GraphML has no list type
+            for key in ("key_terms", "time_references"):
+                attrs[key] = "; ".join(attrs.get(key) or [])
+        for _, _, attrs in g.edges(data=True):
+            for key in ("shared_terms", "shared_periods"):
+                if key in attrs:
+                    attrs[key] = "; ".join(attrs[key])
+        nx.write_graphml(g, str(path))
+        return path
+
+
+def _doc_date(node: GraphNode) -> date | None:
+    return parse_date(node.doc_date) or parse_date(node.created_at)
+
+
+def _atomic(path: Path, write: Any) -> None:
+    """Write through a temporary file in the same directory, then rename over `path`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+__all__ = ["CAPPED", "EDGE_TYPES", "ContextGraph", "GraphError", "GraphNode", "GraphParams"]

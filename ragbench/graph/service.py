@@ -1,0 +1,133 @@
+"""The workspace's context graph kept in step with the catalog.
+
+`GraphService.current()` is the one entry point: it loads `<workspace>/graph/`, compares the
+graph's chunks with the catalog's indexed chunks and applies the difference incrementally
+(new chunks added, deleted ones removed), or builds from scratch when there is no graph yet or
+the graph settings changed. Ingest, delete, reprocess and clear therefore need no graph code
+of their own: whoever asks next gets a graph that matches the catalog. Vectors come from
+Chroma, so nothing is re-embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragbench.config import Settings
+from ragbench.graph.model import GRAPH_DIR, ContextGraph, GraphError, GraphNode, GraphParams
+from ragbench.store.catalog import Catalog
+
+Progress = Callable[[str, int, int], None]
+
+def params_from(settings: Settings) -> GraphParams:
+    """Graph construction parameters from the settings."""
+    return GraphParams(
+        similarity_threshold=settings.graph_similarity_threshold,
+        min_shared_terms=settings.graph_min_shared_terms,
+        degree_cap=settings.graph_degree_cap,
+        same_lens_max_group=settings.graph_same_lens_max_group,
+    )
+
+
+class GraphService:
+    """Loads, updates and saves one workspace's graph; caches it while the catalog agrees."""
+
+    def __init__(self, workspace: Path, catalog: Catalog, vectors: Callable[[], Any],
+                 settings: Settings) -> None:
+        self.directory = workspace / GRAPH_DIR
+        self.catalog = catalog
+        self._vectors = vectors
+        self.params = params_from(settings)
+        self._graph: ContextGraph | None = None
+        self.last_update: dict[str, Any] = {}
+        self._lock = threading.RLock()  # the app shares one Workbench between sessions
+        self._synced = ""  # catalog fingerprint at the last comparison with the graph
+
+    def current(self, progress: Progress | None = None) -> ContextGraph:
+        """The graph, updated to the catalog's chunks (built on first use)."""
+        with self._lock:
+            return self._current(progress)
+
+    def _current(self, progress: Progress | None) -> ContextGraph:
+        graph = self._graph
+        fingerprint = self.catalog.fingerprint()
+        if graph is not None and fingerprint == self._synced:
+            return graph  # the catalog has not changed since the last comparison: no id scan
+        if graph is None:
+            try:
+                graph = ContextGraph.load(self.directory)
+                if graph.params != self.params:
+                    graph = None  # settings changed: rebuild below
+            except GraphError:
+                graph = None
+        stored = self.catalog.chunk_ids()
+        started = time.perf_counter()
+        if graph is None:
+            graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
+            self._save(graph, {"action": "build", "added": len(graph), "removed": 0}, started)
+        else:
+            have = set(graph.index)
+            added, removed = sorted(stored - have), sorted(have - stored)
+            if added or removed:
+                if progress:
+                    progress("graph", 0, 1)
+                graph.remove(removed)
+                nodes, emb = self._nodes(added)
+                graph.add(nodes, emb)
+                self._save(graph, {"action": "update", "added": len(added),
+                                   "removed": len(removed)}, started)
+        if progress:
+            progress("graph", 1, 1)
+        self._graph = graph
+        self._synced = fingerprint
+        return graph
+
+    def rebuild(self) -> ContextGraph:
+        """Build from scratch (fresh key-term frequencies), replacing the saved graph."""
+        with self._lock:
+            self._graph = None
+            self._synced = ""
+            shutil.rmtree(self.directory, ignore_errors=True)
+            return self._current(None)
+
+    def clear(self) -> None:
+        """Forget the graph (used when the workspace is cleared)."""
+        with self._lock:
+            self._graph = None
+            self._synced = ""
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
+        graph.save(self.directory)
+        what["seconds"] = round(time.perf_counter() - started, 3)
+        self.last_update = what
+        (self.directory / "last_update.json").write_text(json.dumps(what), encoding="utf-8")
+
+    def _nodes(self, chunk_ids: list[str]) -> tuple[list[GraphNode], np.ndarray]:
+        """Graph inputs for chunks: attributes from the catalog, vectors from Chroma."""
+        rows = self.catalog.graph_rows(chunk_ids)
+        ids = [c for c in chunk_ids if c in rows]
+        vectors = self._vectors().get_vectors(ids) if ids else np.zeros((0, 1), np.float32)
+        nodes = []
+        for cid in ids:
+            r = rows[cid]
+            meta = json.loads(r["metadata"] or "{}")
+            nodes.append(GraphNode(
+                id=cid, lens=r["lens"], source_path=r["source_id"] or r["file_name"],
+                group=r["doc_id"], chunk_index=r["chunk_index"], total_chunks=r["total_chunks"],
+                token_count=r["token_count"], text=r["text"], created_at=r["created_at"],
+                doc_date=meta.get("date") if isinstance(meta.get("date"), str) else None,
+            ))
+        return nodes, vectors
+
+
+def graph_dir(workspace: str | Path) -> Path:
+    """Where a workspace keeps its graph."""
+    return Path(workspace) / GRAPH_DIR

@@ -1,0 +1,9 @@
+"""Ingest: decide (insert/update/skip/reprocess), parse, chunk, add context, embed, store.
+
+`ingestor` runs one file and its attachments atomically, `versioning` decides and finds stale
+documents, `context` builds the text a chunk is embedded with, `uploads` screens browser files.
+"""
+
+from ragbench.ingest.ingestor import Ingestor, Planned, Progress
+
+__all__ = ["Ingestor", "Planned", "Progress"]

@@ -1,0 +1,411 @@
+"""Ingest one file (and, recursively, its attachments): decide, parse, chunk, embed, store.
+
+Decisions (specs/004 Phase 6): *insert* a new source; *skip* the same content already indexed
+by the current ingest version and settings; *update* a known source whose content changed
+(content_version + 1, the old document, its attachments and chunks removed); *reprocess* the
+same content indexed by an older ingest version, other chunk/embedding settings or another lens.
+
+Atomicity without a distributed transaction. SQLite is the truth and one SQLite transaction is
+the moment a document (with its attachments) appears or is replaced:
+
+1. vectors of the new chunks are upserted into Chroma (ids not yet in the catalog are invisible:
+   every vector hit is resolved through the catalog);
+2. one SQLite transaction deletes the replaced rows and inserts the new document and chunks;
+3. vectors of chunks that no longer exist are deleted from Chroma.
+
+A kill between 1 and 2 leaves the old state plus orphan vectors; between 2 and 3, the new state
+plus orphan vectors. Orphans are invisible and removed by `Workbench.recover` / `doctor`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from ragbench.ingest import versioning
+from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem
+from ragbench.archive.ops import set_links
+from ragbench.chunking.chunker import chunk_document
+from ragbench.config import Settings
+from ragbench.ingest.context import (
+    Summarizer,
+    apply_context,
+    document_date,
+    document_header,
+    make_summarizer,
+)
+from ragbench.embeddings.embedders import CachedEmbedder
+from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
+from ragbench.models import Block, Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
+from ragbench.parsers import parse_bytes
+from ragbench.parsers.base import ParseError
+from ragbench.store.catalog import Catalog
+from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.store.vectors import VectorStore
+
+MAX_ATTACHMENT_DEPTH = 5
+"""Attachments nested deeper than this (mail in mail in mail...) are reported, not parsed."""
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total) — stage is 'embed' while vectors are computed."""
+
+
+def _pause_point(name: str) -> None:
+    """Test hook: with RAGBENCH_PAUSE_AT=name, signal RAGBENCH_PAUSE_FILE and wait to be killed."""
+    if os.environ.get("RAGBENCH_PAUSE_AT") == name:
+        marker = os.environ.get("RAGBENCH_PAUSE_FILE")
+        if marker:
+            Path(marker).write_text(name, encoding="utf-8")
+        time.sleep(float(os.environ.get("RAGBENCH_PAUSE_SECONDS", "120")))
+
+
+@dataclass
+class Unit:
+    """One document about to be stored: its catalog row, plaintext, chunks and original bytes."""
+
+    record: DocumentRecord
+    text: str
+    chunks: list[Chunk]
+    data: bytes
+    blocks: list[Block] = field(default_factory=list)
+    parse_seconds: float | None = None
+
+
+@dataclass
+class Planned:
+    """A parsed and chunked file waiting to be embedded and stored."""
+
+    result: FileResult
+    decision: Decision
+    units: list[Unit]
+    failures: list[FileResult]
+    started: float
+
+
+@dataclass
+class Decision:
+    """What to do with a file and why."""
+
+    action: IngestStatus
+    reason: str
+    replaced: list[str] = field(default_factory=list)
+    content_version: int = 1
+    lens: str = "default"
+    created_at: str = ""
+
+
+class Ingestor:
+    """Runs the ingest of single files against one catalog, vector store and embedder."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        vectors: Callable[[], VectorStore],
+        embedder: Callable[[], CachedEmbedder],
+        settings: Settings,
+        files_dir: Path,
+        archive: Archive | None = None,
+    ) -> None:
+        self.archive = archive
+        self.catalog = catalog
+        self._vectors = vectors
+        self._embedder = embedder
+        self.settings = settings
+        self.files_dir = files_dir
+
+    # --- decision ----------------------------------------------------------------------------
+
+    def decide(self, doc_id: str, source_id: str, lens: str | None) -> Decision:
+        """The specs/004 ingest decision for a file with this id and source.
+
+        The action and reason come from `ragbench.ingest.versioning.decide`; this adds what storing
+        needs (documents replaced, content version, lens, creation time).
+        """
+        existing = self.catalog.get_document(doc_id)
+        olds = [] if existing else self.catalog.documents_by_source(source_id)
+        verdict = versioning.decide(existing, olds, self.signature, lens)
+        if existing is not None:
+            replaced = [] if verdict.action == "skipped" else [
+                doc_id, *self.catalog.children(doc_id)
+            ]
+            return Decision(verdict.action, verdict.reason, replaced, existing.content_version,
+                            lens or existing.lens, existing.created_at)
+        failed = [d.doc_id for d in self.catalog.documents_by_source(source_id, "failed")]
+        if olds:
+            replaced = failed[:]
+            for old in olds:
+                replaced += [old.doc_id, *self.catalog.children(old.doc_id)]
+            return Decision(
+                verdict.action, verdict.reason, replaced,
+                max(o.content_version for o in olds) + 1,
+                lens or olds[0].lens,
+                min(o.created_at for o in olds),
+            )
+        return Decision(verdict.action, verdict.reason, failed, 1, lens or "default")
+
+    @property
+    def model_id(self) -> str:
+        """Id of the embedding model the settings select (without loading it)."""
+        return versioning.model_id_of(self.settings)
+
+    @cached_property
+    def signature(self) -> dict[str, Scalar]:
+        """The ingest settings signature stored with every document made now."""
+        return versioning.signature_of(self.settings)
+
+    @cached_property
+    def summarizer(self) -> Summarizer | None:
+        """Makes document summaries for contextual embeddings (None when they are off)."""
+        return make_summarizer(self.settings, self.catalog)
+
+    def contextualize(
+        self, record: DocumentRecord, text: str, chunks: list[Chunk]
+    ) -> None:
+        """Give chunks their context header and embedding text (see `ragbench.ingest.context`).
+
+        The header is always stored (it is shown with the chunk); it and the summary enter the
+        embedding text only with `contextual_embeddings` on.
+        """
+        header = document_header(record.title, record.source_id,
+                                 document_date(dict(record.metadata)), record.lens)
+        summarizer = self.summarizer if self.settings.contextual_embeddings else None
+        summary = summarizer.summarize(text, record.title) if summarizer and len(chunks) > 1 \
+            else ""
+        record.context_summary = summary or None
+        apply_context(chunks, header, summary, enabled=summarizer is not None)
+
+    # --- preparation -------------------------------------------------------------------------
+
+    def _record(
+        self, doc_id: str, source_id: str, name: str, data: bytes, decision: Decision,
+        parent: DocumentRecord | None, path: list[str],
+    ) -> DocumentRecord:
+        return DocumentRecord(
+            doc_id=doc_id,
+            source_id=source_id,
+            file_name=name,
+            format="",
+            file_hash=file_hash(data),
+            size_bytes=len(data),
+            lens=decision.lens,
+            parent_doc_id=parent.doc_id if parent else None,
+            root_doc_id=(parent.root_doc_id or parent.doc_id) if parent else None,
+            depth=len(path) - 1,
+            path=path,
+            content_version=decision.content_version,
+            ingest_version=CURRENT_INGEST_VERSION,
+            chunk_size=self.settings.chunk_size,
+            chunk_overlap=self.settings.chunk_overlap,
+            embedding_model=self.model_id,
+            ingest_settings=self.signature,
+            source_uri=f"files/{doc_id}/{name}",
+            created_at=decision.created_at if parent is None else "",
+        )
+
+    def prepare(
+        self, data: bytes, name: str, source_id: str, decision: Decision,
+        parent: DocumentRecord | None = None, path: list[str] | None = None,
+    ) -> tuple[list[Unit], list[FileResult]]:
+        """Parse and chunk a file and its attachments; raises ParseError for the file itself.
+
+        Attachments that fail become `failed` units and FileResults; they never fail the parent.
+        """
+        path = (path or []) + [name]
+        doc_id = compute_doc_id(source_id, file_hash(data))
+        record = self._record(doc_id, source_id, name, data, decision, parent, path)
+        parse_started = time.perf_counter()
+        parsed = parse_bytes(data, name)
+        parse_seconds = time.perf_counter() - parse_started
+        record.format = parsed.format
+        record.title = parsed.title or Path(name).stem
+        record.metadata = dict(parsed.metadata)
+        chunks = chunk_document(
+            parsed, doc_id, self.settings.chunk_size, self.settings.chunk_overlap, decision.lens,
+            self.settings.tokenizer,
+        )
+        self.contextualize(record, parsed.text, chunks)
+        units = [Unit(record, parsed.text, chunks, data, parsed.blocks, parse_seconds)]
+        failures: list[FileResult] = []
+        seen: dict[str, int] = {}
+        for att in parsed.attachments:
+            att_name = Path(att.name.replace("\\", "/")).name or "attachment"
+            count = seen[att_name.lower()] = seen.get(att_name.lower(), 0) + 1
+            child_source = f"{source_id}/{att_name}".lower() + (f"~{count}" if count > 1 else "")
+            shown = "/".join([*path, att_name])
+            try:
+                if len(path) > MAX_ATTACHMENT_DEPTH:
+                    raise ParseError(f"attachment nested deeper than {MAX_ATTACHMENT_DEPTH} levels")
+                sub_units, sub_fail = self.prepare(
+                    att.data, att_name, child_source, decision, record, path
+                )
+                units += sub_units
+                failures += sub_fail
+            except ParseError as e:
+                child = self._record(
+                    compute_doc_id(child_source, file_hash(att.data)), child_source, att_name,
+                    att.data, decision, record, [*path, att_name],
+                )
+                child.status, child.error, child.format = "failed", str(e), "unknown"
+                units.append(Unit(child, "", [], att.data))
+                failures.append(FileResult(
+                    path=shown, status="failed", doc_id=child.doc_id, source_id=child_source,
+                    error=str(e), parent_doc_id=record.doc_id,
+                ))
+        return units, failures
+
+    # --- the whole thing ---------------------------------------------------------------------
+
+    def plan(
+        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str
+    ) -> Planned | list[FileResult]:
+        """Decide, parse and chunk one file; returns final results when nothing is to store."""
+        start = time.perf_counter()
+        doc_id = compute_doc_id(source_id, file_hash(data))
+        decision = self.decide(doc_id, source_id, lens)
+        result = FileResult(path=shown, status=decision.action, doc_id=doc_id,
+                            source_id=source_id, reason=decision.reason)
+        if decision.action == "skipped":
+            result.chunks = len(self.catalog.chunks_of(doc_id))
+            return [result]
+        try:
+            units, failures = self.prepare(data, name, source_id, decision)
+        except ParseError as e:
+            self._store_failure(data, name, source_id, doc_id, decision, str(e))
+            result.status, result.error, result.reason = "failed", str(e), ""
+            result.seconds = time.perf_counter() - start
+            return [result]
+        return Planned(result, decision, units, failures, start)
+
+    def finish(self, planned: Planned, progress: Progress | None = None) -> list[FileResult]:
+        """Embed (from the cache when warmed) and store a planned file atomically."""
+        result, units = planned.result, planned.units
+        try:
+            self._store(units, planned.decision.replaced, progress)
+        except (IdCollisionError, sqlite3.IntegrityError) as e:
+            result.status, result.error = "failed", f"id collision, nothing stored: {e}"
+            return [result]
+        except ArchiveError as e:
+            result.status, result.error = "failed", f"archive not written, nothing stored: {e}"
+            return [result]
+        result.chunks = len(units[0].chunks)
+        result.seconds = time.perf_counter() - planned.started
+        children = [
+            FileResult(path="/".join(u.record.path), status=result.status,
+                       doc_id=u.record.doc_id, source_id=u.record.source_id,
+                       chunks=len(u.chunks), reason="attachment",
+                       parent_doc_id=u.record.parent_doc_id)
+            for u in units[1:] if u.record.status == "indexed"
+        ]
+        return [result, *children, *planned.failures]
+
+    def warm(self, plans: list[Planned], progress: Progress | None = None) -> None:
+        """Embed the chunks of several planned files in one batch (fills the cache)."""
+        texts = [c.embedding_text for p in plans for u in p.units for c in u.chunks]
+        if texts:
+            report = (lambda done, total: progress("embed", done, total)) if progress else None
+            self._embedder().embed(texts, progress=report)
+
+    def _store_failure(
+        self, data: bytes, name: str, source_id: str, doc_id: str, decision: Decision, error: str
+    ) -> None:
+        """Record a failed file (no chunks) so the failure stays visible; old versions stay."""
+        record = self._record(doc_id, source_id, name, data, decision, None, [name])
+        record.status, record.error, record.format = "failed", error, "unknown"
+        failed = [d.doc_id for d in self.catalog.documents_by_source(source_id, "failed")]
+        with self.catalog.transaction() as tx:
+            self.catalog.delete_documents(tx, failed)
+            self.catalog.insert_document(tx, record, "", [])
+
+    def _check_collisions(self, units: list[Unit], replaced: list[str]) -> None:
+        for unit in units:
+            other = self.catalog.get_document(unit.record.doc_id, include_failed=True)
+            if other is not None and other.doc_id not in replaced and (
+                other.source_id != unit.record.source_id
+                or other.file_hash != unit.record.file_hash
+            ):
+                raise IdCollisionError(
+                    f"doc id {unit.record.doc_id} already belongs to {other.source_id!r}"
+                )
+
+    def _store(self, units: list[Unit], replaced: list[str], progress: Progress | None) -> None:
+        self._check_collisions(units, replaced)
+        chunks = [c for u in units for c in u.chunks]
+        vectors = self._embed(chunks, progress)
+        for unit in units:  # originals, for view/download; written before they are referenced
+            folder = self.files_dir / unit.record.doc_id
+            folder.mkdir(parents=True, exist_ok=True)
+            # a new file swapped in, never rewritten in place: the archive's copy of the
+            # original may be a hard link to the old one (see ArchiveItem.source)
+            incoming = folder / ".incoming.tmp"
+            incoming.write_bytes(unit.data)
+            os.replace(incoming, folder / unit.record.file_name)
+        store = self._vectors()
+        _pause_point("before_vectors")
+        if chunks:
+            metas = [
+                vector_meta(c.doc_id, c.lens, c.chunk_index, c.chunk_type, c.page_number,
+                            c.embedding_text)
+                for c in chunks
+            ]
+            store.upsert([c.chunk_id for c in chunks], vectors, metas)
+        _pause_point("after_vectors")
+        # the archive entry is swapped in before the commit and removed again if it fails
+        with self._archived(units):
+            _pause_point("after_archive")
+            with self.catalog.transaction() as tx:
+                removed = self.catalog.delete_documents(tx, replaced)
+                for unit in units:
+                    self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
+                    set_links(tx, unit.record)
+        _pause_point("after_commit")
+        new_ids = {c.chunk_id for c in chunks}
+        stale = [cid for cid in removed if cid not in new_ids]
+        if stale:
+            store.delete(stale)
+        kept = {u.record.doc_id for u in units}
+        for doc_id in replaced:
+            if doc_id not in kept:
+                shutil.rmtree(self.files_dir / doc_id, ignore_errors=True)
+        if self.archive is not None:
+            self.archive.remove([d for d in replaced if d not in kept])
+
+    def _archived(self, units: list[Unit]) -> AbstractContextManager[None]:
+        """The archive entry of a stored file (see `ragbench.archive.folder`), or nothing."""
+        if self.archive is None:
+            return nullcontext()
+        return self.archive.publishing(
+            [ArchiveItem(u.record, u.text, u.blocks, u.data, u.parse_seconds,
+                         source=self.files_dir / u.record.doc_id / u.record.file_name)
+             for u in units]
+        )
+
+    def _embed(self, chunks: list[Chunk], progress: Progress | None) -> np.ndarray:
+        if not chunks:
+            return np.zeros((0, 1), dtype=np.float32)
+        embedder = self._embedder()
+        report = (lambda done, total: progress("embed", done, total)) if progress else None
+        return embedder.embed([c.embedding_text for c in chunks], progress=report)
+
+
+def vector_meta(
+    doc_id: str, lens: str, chunk_index: int, chunk_type: str, page_number: int | None,
+    embedding_text: str,
+) -> dict[str, str | int | float | bool | None]:
+    """Flat Chroma metadata for filtering and the doctor's checks (details stay in SQLite)."""
+    return {
+        "doc_id": doc_id,
+        "lens": lens,
+        "chunk_index": chunk_index,
+        "chunk_type": chunk_type,
+        "page_number": page_number,
+        "embedding_hash": text_hash(embedding_text),
+    }

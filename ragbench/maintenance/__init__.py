@@ -1,0 +1,1 @@
+"""Upkeep of a workspace: backend status and staleness, metadata backfill."""

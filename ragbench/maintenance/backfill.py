@@ -1,0 +1,294 @@
+"""Backfill (specs/003 stage 5): bring stored chunks up to the current metadata without re-parsing.
+
+Chunks written by an older ingest version (or by a crash-free but older build) can miss fields
+the current pipeline sets. Everything derivable from what the catalog already holds is filled
+in; nothing is parsed again:
+
+* offsets: `start_char`/`end_char` must satisfy `document.text[start:end] == chunk.text`; when
+  they do not, the chunk text is located in the document text: the occurrence whose offsets
+  hash to the chunk's id (ids are content-addressed), else the first after the previous chunk;
+* `line_from`/`line_to` from the offsets, `total_chunks` from the document's chunk count;
+* `chunk_type` when missing: heuristically from the text (table rows, code fences, list items);
+* `section_path` when empty: from the chunk's stored `ancestry_titles`;
+* `context_header`, the document's `context_summary` and `embedding_text` as the current
+  settings make them (`ragbench.ingest.context`); a chunk whose embedding text changes gets a new
+  vector (from the embedding cache when the text was embedded before) in Chroma first, then
+  the catalog row is updated, in one transaction per document;
+* `ingest_settings` for rows made before it was stored.
+
+A document whose gap to the current ingest version has no breaking version
+(`store.schema.INGEST_VERSIONS`) and whose chunks all have valid offsets is then marked with the
+current ingest version: a non-breaking upgrade needs no re-processing. Page numbers are not
+derivable without the parsed blocks and are only reported.
+
+Idempotent: a second run plans nothing. `dry_run` plans and reports without writing. The report
+gives the share of chunks having each field before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ragbench.config import Settings
+from ragbench.ingest.context import apply_context, document_date, document_header
+from ragbench.ids import compute_chunk_id, text_hash
+from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
+from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.ingest.versioning import breaking_between, recorded_signature, signature_of
+
+FIELDS = ("chunk_type", "section_path", "offsets", "line_from", "line_to", "page_number",
+          "total_chunks", "context_header", "embedding_text", "ingest_settings")
+"""Metadata fields whose coverage the report gives (share of chunks having a valid value)."""
+
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
+
+
+class BackfillReport(BaseModel):
+    """What a backfill changed (or, with `dry_run`, would change)."""
+
+    dry_run: bool
+    documents: int
+    chunks: int
+    changes: dict[str, int] = Field(description="chunks (or documents) changed per field")
+    not_derivable: dict[str, int] = Field(description="chunks still missing a field after it")
+    documents_upgraded: int = Field(description="documents marked with the current ingest "
+                                    "version (non-breaking gap, all offsets valid)")
+    re_embedded: int = Field(0, description="chunks that got a new vector")
+    coverage_before: dict[str, float]
+    coverage_after: dict[str, float]
+    planned: list[dict[str, Any]] = Field(default_factory=list,
+                                          description="the first 50 planned chunk changes")
+    seconds: float = 0.0
+
+
+def guess_chunk_type(text: str) -> str:
+    """`table`, `code`, `list` or `text` from the chunk's lines (specs/003 heuristic)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "text"
+    if text.lstrip().startswith("```") or sum(line.startswith(("    ", "\t"))
+                                               for line in lines) > len(lines) / 2:
+        return "code"
+    if sum(bool(_TABLE_ROW.match(line)) for line in lines) > len(lines) / 2:
+        return "table"
+    if sum(bool(_LIST_ITEM.match(line)) for line in lines) > len(lines) / 2:
+        return "list"
+    return "text"
+
+
+def _has(field: str, row: dict[str, Any], doc_text: str, expected_embedding: str,
+         doc: DocumentRecord) -> bool:
+    if field == "offsets":
+        s, e = row["start_char"], row["end_char"]
+        return (isinstance(s, int) and isinstance(e, int) and 0 <= s < e <= len(doc_text)
+                and doc_text[s:e] == row["text"])
+    if field == "chunk_type":
+        return row["chunk_type"] in CHUNK_TYPES
+    if field == "section_path":
+        return bool(row["section_path"])
+    if field == "embedding_text":
+        return row["embedding_text"] == expected_embedding
+    if field == "ingest_settings":
+        return doc.ingest_settings is not None
+    if field == "total_chunks":
+        return row["total_chunks"] is not None and row["total_chunks"] > 0
+    return row.get(field) is not None
+
+
+def _locate(doc_text: str, text: str, after: int, doc_id: str, chunk_id: str
+            ) -> tuple[int, int] | None:
+    """Where `text` sits in the document: the occurrence whose offsets give back `chunk_id`
+    (chunk ids are sha256(doc_id:start:end), specs/004), else the first one after `after`.
+    """
+    if not text:
+        return None
+    first = None
+    pos = doc_text.find(text)
+    while pos >= 0:
+        if compute_chunk_id(doc_id, pos, pos + len(text)) == chunk_id:
+            return pos, pos + len(text)
+        if first is None and pos >= after:
+            first = pos
+        pos = doc_text.find(text, pos + 1)
+    return (first, first + len(text)) if first is not None else None
+
+
+class Backfiller:
+    """Plans and applies the backfill of one workspace (see the module docstring)."""
+
+    def __init__(self, wb: Any) -> None:
+        self.wb = wb
+        self.catalog = wb.catalog
+        self.settings: Settings = wb.settings
+
+    def _plan_document(
+        self, doc: DocumentRecord, dry_run: bool = False
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]], list[str]]:
+        """(chunk updates, document updates, rows before, expected embedding texts).
+
+        A dry run never asks a model: a missing model summary is shown as a placeholder.
+        """
+        text = self.catalog.document_text(doc.doc_id) or ""
+        rows = self.catalog.chunks_of(doc.doc_id)
+        updates: list[dict[str, Any]] = []
+        fixed: list[dict[str, Any]] = []
+        prev_end = 0
+        for row in rows:
+            new = dict(row)
+            if not _has("offsets", row, text, "", doc):
+                span = _locate(text, row["text"], prev_end - len(row["text"]), doc.doc_id,
+                               row["chunk_id"])
+                if span:
+                    new["start_char"], new["end_char"] = span
+            valid = _has("offsets", new, text, "", doc)
+            if valid:
+                s, e = new["start_char"], new["end_char"]
+                new["line_from"] = 1 + text.count("\n", 0, s)
+                new["line_to"] = new["line_from"] + text.count("\n", s, e - 1)
+                prev_end = e
+            new["total_chunks"] = len(rows)
+            if new["chunk_type"] not in CHUNK_TYPES:
+                new["chunk_type"] = guess_chunk_type(row["text"])
+            if not new["section_path"]:
+                meta = json.loads(row.get("metadata") or "{}")
+                titles = meta.get("ancestry_titles") or []
+                if titles:
+                    new["section_path"] = " > ".join(str(t) for t in titles)
+            fixed.append(new)
+        # context: header per chunk, summary per document, embedding text per current settings
+        chunks = [Chunk.model_construct(
+            chunk_id=r["chunk_id"], doc_id=r["doc_id"], chunk_index=r["chunk_index"],
+            total_chunks=r["total_chunks"], start_char=r["start_char"], end_char=r["end_char"],
+            token_count=r["token_count"], chunk_type=r["chunk_type"], text=r["text"],
+            section_path=r["section_path"] or "", embedding_text=r["embedding_text"],
+        ) for r in fixed]
+        header = document_header(doc.title, doc.source_id, document_date(dict(doc.metadata)),
+                                 doc.lens)
+        summary = ""
+        summarizer = self.wb.ingestor.summarizer if self.settings.contextual_embeddings else None
+        if summarizer is not None and len(chunks) > 1:
+            summary = doc.context_summary or (
+                f"<summary by {summarizer.name}>" if dry_run and summarizer.name != "extractive"
+                else summarizer.summarize(text, doc.title)
+            )
+        apply_context(chunks, header, summary, enabled=summarizer is not None)
+        expected = [c.embedding_text for c in chunks]
+        for row, new, chunk in zip(rows, fixed, chunks, strict=True):
+            new["context_header"] = chunk.context_header
+            new["embedding_text"] = chunk.embedding_text
+            changed = {k: (row[k], new[k]) for k in (
+                "start_char", "end_char", "line_from", "line_to", "total_chunks", "chunk_type",
+                "section_path", "context_header", "embedding_text") if row[k] != new[k]}
+            if changed:
+                updates.append({"chunk_id": row["chunk_id"], "doc_id": doc.doc_id,
+                                "changed": changed, "row": new})
+        doc_updates: dict[str, Any] = {}
+        if (summary or None) != doc.context_summary and summarizer is not None:
+            doc_updates["context_summary"] = summary or None
+        signature = recorded_signature(doc)
+        current = signature_of(self.settings)
+        for key in ("contextual_embeddings", "context_model"):
+            if current.get(key) is None:
+                signature.pop(key, None)
+            else:
+                signature[key] = current[key]
+        if doc.ingest_settings != signature:
+            doc_updates["ingest_settings"] = signature
+        all_valid = all(_has("offsets", r, text, "", doc) for r in fixed)
+        if (doc.ingest_version < CURRENT_INGEST_VERSION and all_valid
+                and not breaking_between(doc.ingest_version)):
+            doc_updates["ingest_version"] = CURRENT_INGEST_VERSION
+        return updates, doc_updates, rows, expected
+
+    def coverage(self, plans: list[tuple[DocumentRecord, list[dict[str, Any]], str,
+                                         list[str], bool]]) -> dict[str, float]:
+        """Share of chunks having each field, over (doc, rows, text, expected, has_settings)."""
+        counts: Counter[str] = Counter()
+        total = 0
+        for doc, rows, text, expected, has_settings in plans:
+            probe = doc.model_copy(update={"ingest_settings": {} if has_settings else None})
+            for row, emb in zip(rows, expected, strict=True):
+                total += 1
+                for field in FIELDS:
+                    counts[field] += _has(field, row, text, emb, probe)
+        return {f: round(counts[f] / total, 4) if total else 1.0 for f in FIELDS}
+
+    def run(self, dry_run: bool = False) -> BackfillReport:
+        """Plan every indexed document; apply unless `dry_run`."""
+        started = time.perf_counter()
+        docs = self.catalog.list_documents()
+        before, after = [], []
+        changes: Counter[str] = Counter()
+        planned: list[dict[str, Any]] = []
+        upgraded = re_embedded = 0
+        chunk_total = 0
+        for doc in docs:
+            updates, doc_updates, rows, expected = self._plan_document(doc, dry_run)
+            text = self.catalog.document_text(doc.doc_id) or ""
+            chunk_total += len(rows)
+            before.append((doc, rows, text, expected, doc.ingest_settings is not None))
+            by_id = {u["chunk_id"]: u["row"] for u in updates}
+            after.append((doc, [by_id.get(r["chunk_id"], r) for r in rows], text, expected,
+                          doc.ingest_settings is not None or "ingest_settings" in doc_updates))
+            for u in updates:
+                for key in u["changed"]:
+                    changes[key] += 1
+                if len(planned) < 50:
+                    planned.append({"chunk_id": u["chunk_id"], "doc_id": u["doc_id"],
+                                    "fields": sorted(u["changed"])})
+            for key in doc_updates:
+                changes[f"document.{key}"] += 1
+            upgraded += "ingest_version" in doc_updates
+            if not dry_run and (updates or doc_updates):
+                re_embedded += self._apply(doc, updates, doc_updates)
+        cov_after = self.coverage(after)
+        return BackfillReport(
+            dry_run=dry_run, documents=len(docs), chunks=chunk_total, changes=dict(changes),
+            not_derivable={f: round((1 - cov_after[f]) * chunk_total) for f in FIELDS
+                           if cov_after[f] < 1.0},
+            documents_upgraded=upgraded, re_embedded=re_embedded,
+            coverage_before=self.coverage(before), coverage_after=cov_after,
+            planned=planned, seconds=round(time.perf_counter() - started, 3),
+        )
+
+    def _apply(self, doc: DocumentRecord, updates: list[dict[str, Any]],
+               doc_updates: dict[str, Any]) -> int:
+        """Vectors first (new embedding texts), then one transaction for the document."""
+        from ragbench.ingest.ingestor import vector_meta
+
+        embed = [u for u in updates if "embedding_text" in u["changed"]]
+        if embed:
+            vectors = self.wb.embedder.embed([u["row"]["embedding_text"] for u in embed])
+            metas = [vector_meta(r["doc_id"], r["lens"], r["chunk_index"], r["chunk_type"],
+                                 r["page_number"], r["embedding_text"])
+                     for r in (u["row"] for u in embed)]
+            self.wb.vectors.upsert([u["chunk_id"] for u in embed], vectors, metas)
+        with self.catalog.transaction() as tx:
+            for u in updates:
+                r = u["row"]
+                tx.execute(
+                    "UPDATE chunks SET start_char = ?, end_char = ?, line_from = ?, line_to = ?, "
+                    "total_chunks = ?, chunk_type = ?, section_path = ?, context_header = ?, "
+                    "embedding_text = ?, embedding_hash = ? WHERE chunk_id = ?",
+                    (r["start_char"], r["end_char"], r["line_from"], r["line_to"],
+                     r["total_chunks"], r["chunk_type"], r["section_path"], r["context_header"],
+                     r["embedding_text"], text_hash(r["embedding_text"]), u["chunk_id"]),
+                )
+            if "context_summary" in doc_updates:
+                tx.execute("UPDATE documents SET context_summary = ? WHERE doc_id = ?",
+                           (doc_updates["context_summary"], doc.doc_id))
+            if "ingest_settings" in doc_updates:
+                tx.execute("UPDATE documents SET ingest_settings = ? WHERE doc_id = ?",
+                           (json.dumps(doc_updates["ingest_settings"], sort_keys=True),
+                            doc.doc_id))
+            if "ingest_version" in doc_updates:
+                tx.execute("UPDATE documents SET ingest_version = ? WHERE doc_id = ?",
+                           (doc_updates["ingest_version"], doc.doc_id))
+        return len(embed)

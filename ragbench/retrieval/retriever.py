@@ -1,0 +1,255 @@
+"""Retrieval modes over the catalog and Chroma, all returning `RetrievalResult`s.
+
+- `fts`: SQLite FTS5 bm25 over chunk text (or whole documents with `fts_level="media"`); user
+  text is reduced to quoted words, never passed as MATCH syntax.
+- `vector`: cosine similarity in Chroma; every hit is resolved through the catalog, so orphan
+  vectors and filtered-out chunks never surface.
+- `hybrid`: fusion of the two candidate lists (RRF with a vector weight, or min-max normalised
+  score fusion), tuned on SciFact (README "Retrieval").
+- `balanced`: the best `chunks_per_lens` hybrid results of every lens (specs/002), interleaved
+  by rank so no single point of view crowds out the others.
+- `graph`: hybrid seeds expanded over the context graph and re-ranked by relevance and lens
+  diversity (`ragbench.retrieval.graph_mode`); plain hybrid until a graph exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from ragbench.config import Settings
+from ragbench.models import RetrievalResult, SearchFilters
+from ragbench.store.catalog import Catalog
+from ragbench.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from ragbench.graph.model import ContextGraph
+
+MODES = ("fts", "vector", "hybrid", "balanced", "graph")
+
+
+class RetrievalError(ValueError):
+    """A retrieval request that cannot be served; the message names the bad value."""
+
+
+class QueryEmbedder(Protocol):
+    """Anything that embeds a query (the cached embedder in practice)."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of one query."""
+        ...
+
+
+def rrf_fuse(
+    lists: Sequence[tuple[Sequence[str], float]], k: int = 60
+) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank fusion: score(d) = sum over lists of w / (k + rank)."""
+    scores: dict[str, float] = {}
+    for ids, weight in lists:
+        for rank, cid in enumerate(ids, 1):
+            scores[cid] = scores.get(cid, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def score_fuse(
+    lists: Sequence[tuple[Sequence[tuple[str, float]], float]],
+) -> list[tuple[str, float]]:
+    """Weighted sum of min-max normalised scores (absent from a list = 0 there)."""
+    scores: dict[str, float] = {}
+    for scored, weight in lists:
+        if not scored:
+            continue
+        values = [s for _, s in scored]
+        lo, hi = min(values), max(values)
+        span = (hi - lo) or 1.0
+        for cid, s in scored:
+            scores[cid] = scores.get(cid, 0.0) + weight * (s - lo) / span
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+class Retriever:
+    """Runs any mode with filters against one workspace's catalog and vectors."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        vectors: Callable[[], VectorStore],
+        embedder: Callable[[], QueryEmbedder],
+        settings: Settings,
+    ) -> None:
+        self.catalog = catalog
+        self._vectors = vectors
+        self._embedder = embedder
+        self.settings = settings
+        self.graph: Callable[[], ContextGraph | None] | None = None
+        """Provider of the workspace's context graph for the `graph` mode (set by Workbench)."""
+
+    def search(
+        self,
+        query: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        fts_level: str | None = None,
+    ) -> list[RetrievalResult]:
+        """Ranked chunks for `query` (see the module docstring for the modes)."""
+        mode = mode or self.settings.search_mode
+        k = top_k or self.settings.top_k
+        level = fts_level or self.settings.fts_level
+        if mode not in MODES:
+            raise RetrievalError(f"unknown search mode {mode!r}; choose one of {MODES}")
+        if level not in ("chunk", "media"):
+            raise RetrievalError(f"unknown fts_level {level!r}; choose 'chunk' or 'media'")
+        if not query.strip():
+            raise RetrievalError("the query is empty")
+        if mode == "fts":
+            scored = self.catalog.fts_search(query, k, filters=filters, level=level)
+            return self._resolve(scored, mode, k)
+        if mode == "vector":
+            return self._resolve(self._vector(query, k, filters), mode, k, distances=True)
+        if mode == "hybrid":
+            return self._resolve(self._hybrid(query, k, filters, level), mode, k)
+        if mode == "balanced":
+            return self._balanced(query, filters, level)
+        return self._graph(query, k, filters, level)
+
+    # --- modes -------------------------------------------------------------------------------
+
+    def _vector(
+        self, query: str, k: int, filters: SearchFilters | None
+    ) -> list[tuple[str, float]]:
+        vector = self._embedder().embed_query(query)
+        where = _chroma_where(filters)
+        # over-fetch: source filters and orphan vectors are removed when resolving
+        depth = k * 3 if filters and filters.source_ids else k + 10
+        hits = self._vectors().query(vector, depth, where)
+        if filters and filters.source_ids:
+            rows = self.catalog.get_chunks([cid for cid, _ in hits])
+            allowed = set(filters.source_ids)
+            hits = [(c, s) for c, s in hits if c in rows and rows[c]["source_id"] in allowed]
+        return hits
+
+    def _hybrid(
+        self, query: str, k: int, filters: SearchFilters | None, level: str
+    ) -> list[tuple[str, float]]:
+        return self._fuse(*self._hybrid_lists(query, k, filters, level))
+
+    def _hybrid_lists(
+        self, query: str, k: int, filters: SearchFilters | None, level: str
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        depth = max(self.settings.hybrid_candidates, k)
+        fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
+        return fts, self._vector(query, depth, filters)
+
+    def _fuse(
+        self, fts: list[tuple[str, float]], vec: list[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
+        w = self.settings.hybrid_vector_weight
+        if self.settings.hybrid_fusion == "score":
+            return score_fuse([(fts, 1.0 - w), (vec, w)])
+        return rrf_fuse(
+            [([c for c, _ in fts], 1.0 - w), ([c for c, _ in vec], w)], self.settings.rrf_k
+        )
+
+    def _graph(
+        self, query: str, k: int, filters: SearchFilters | None, level: str
+    ) -> list[RetrievalResult]:
+        """Hybrid seeds expanded over the context graph, re-ranked (ragbench.retrieval.graph_mode)."""
+        from ragbench.retrieval import graph_mode as gr
+
+        fts, vec = self._hybrid_lists(query, k, filters, level)
+        fused = self._fuse(fts, vec)
+        graph = self.graph() if self.graph else None
+        if graph is None or not len(graph):
+            return self._resolve(fused, "graph", k)  # no graph yet: graph mode is hybrid
+        try:
+            edge_types = gr.parse_edge_types(self.settings.graph_edge_types)
+        except ValueError as e:
+            raise RetrievalError(f"graph_edge_types: {e}") from e
+        vector_range = (min(s for _, s in vec), max(s for _, s in vec)) if vec else None
+        query_vector = self._embedder().embed_query(query) if vec else None
+        scores, via = gr.expand(graph, fused, query_vector, vector_range,
+                                self.settings.graph_seed_limit, self.settings.graph_hops,
+                                edge_types)
+        rows = self.catalog.get_chunks(list(scores))
+        rows = {c: r for c, r in rows.items() if c not in via or gr.passes(r, filters)}
+        ranked = gr.diverse_order(scores, rows, k)
+        out = []
+        for rank, (cid, score) in enumerate(ranked, 1):
+            result = result_from_row(rows[cid], score, rank, "graph")
+            if cid in via:
+                result.expanded_from, result.edge_type = via[cid]
+            out.append(result)
+        return out
+
+    def _balanced(
+        self, query: str, filters: SearchFilters | None, level: str
+    ) -> list[RetrievalResult]:
+        per_lens = self.settings.chunks_per_lens
+        lenses = (filters.lenses if filters and filters.lenses else None) or self.catalog.lenses()
+        by_lens: list[list[RetrievalResult]] = []
+        for lens in lenses:
+            lens_filters = (filters or SearchFilters()).model_copy(update={"lenses": [lens]})
+            scored = self._hybrid(query, per_lens, lens_filters, level)
+            by_lens.append(self._resolve(scored, "balanced", per_lens))
+        merged: list[RetrievalResult] = []
+        for rank in range(per_lens):  # interleave: every lens's best, then every second best
+            merged += [results[rank] for results in by_lens if rank < len(results)]
+        for i, result in enumerate(merged, 1):
+            result.rank = i
+        return merged
+
+    # --- resolution --------------------------------------------------------------------------
+
+    def _resolve(
+        self, scored: list[tuple[str, float]], mode: str, k: int, distances: bool = False
+    ) -> list[RetrievalResult]:
+        """Turn (chunk id, score) into results with citation metadata; drop unknown ids."""
+        rows = self.catalog.get_chunks([cid for cid, _ in scored[: k * 2 + 10]])
+        out: list[RetrievalResult] = []
+        for cid, score in scored:
+            row = rows.get(cid)
+            if row is None:
+                continue
+            out.append(result_from_row(row, score, len(out) + 1, mode,
+                                       1.0 - score if distances else None))
+            if len(out) == k:
+                break
+        return out
+
+
+def result_from_row(
+    row: dict, score: float, rank: int, mode: str, distance: float | None = None
+) -> RetrievalResult:
+    """A `RetrievalResult` from a catalog chunk row (joined with its document)."""
+    doc_id = row["doc_id"]
+    uri = f"files/{doc_id}/{row['file_name']}"
+    return RetrievalResult(
+        chunk_id=row["chunk_id"], doc_id=doc_id, source_id=row["source_id"],
+        source_title=row["source_title"], source_uri=uri, file_name=row["file_name"],
+        lens=row["lens"], chunk_index=row["chunk_index"], total_chunks=row["total_chunks"],
+        chunk_type=row["chunk_type"], section_path=row["section_path"],
+        page_number=row["page_number"], line_from=row["line_from"], line_to=row["line_to"],
+        start_char=row["start_char"], end_char=row["end_char"], text=row["text"],
+        score=round(float(score), 6), rank=rank, mode=mode,
+        distance=None if distance is None else round(distance, 6),
+        download_url=uri, view_url=f"{uri}#chars={row['start_char']}-{row['end_char']}",
+        archive_browse_uri=row.get("archive_browse_uri"),
+        archive_download_uri=row.get("archive_download_uri"),
+    )
+
+
+def _chroma_where(filters: SearchFilters | None) -> dict | None:
+    """A Chroma `where` for the lens / chunk_type / doc_id filters."""
+    if filters is None:
+        return None
+    clauses = []
+    for key, values in (("lens", filters.lenses), ("chunk_type", filters.chunk_types),
+                        ("doc_id", filters.doc_ids)):
+        if values:
+            clauses.append({key: {"$in": list(values)}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}

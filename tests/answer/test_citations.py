@@ -1,0 +1,63 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragbench.answer.citations import build_context, header, parse_ids, validate
+from ragbench.models import RetrievalResult
+
+pytestmark = pytest.mark.unit
+
+HEX = st.text("0123456789abcdef", min_size=12, max_size=12)
+
+
+def result(cid: str, **kw) -> RetrievalResult:
+    base = dict(chunk_id=cid, doc_id="d" * 16, source_id="a/b.md", source_title='The "Plan"',
+                file_name="b.md", lens="x", chunk_index=0, total_chunks=1, chunk_type="text",
+                section_path="", page_number=3, line_from=1, line_to=2, start_char=0,
+                end_char=5, text="hello", score=1.0, rank=1, mode="fts")
+    base.update(kw)
+    return RetrievalResult(**base)
+
+
+def test_header_format():
+    assert header(result("abcdef012345")) == (
+        "[S:a/b.md | D:dddddddddddddddd | C:abcdef012345 | p:3 | title:\"The 'Plan'\"]")
+    assert "p:-" in header(result("abcdef012345", page_number=None))
+    ctx = build_context([result("abcdef012345"), result("0123456789ab", text="world")])
+    assert ctx.index("C:abcdef012345") < ctx.index("C:0123456789ab") and "world" in ctx
+
+
+def test_tolerated_forms_and_renumbering():
+    a, b = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
+    text = f"One [C:{b}]. Two [C: {a}] and [{b}]. Three [C:{a}, C:{b}]. Bad [C:deadbeefcafe]."
+    check = validate(text, [a, b])
+    assert check.cited == [b, a]
+    assert check.text == "One [1]. Two [2] and [1]. Three [2][1]. Bad."
+    assert check.invalid == ["deadbeefcafe"] and check.found == 6 and not check.needs_retry
+    assert parse_ids(text) == [b, a, b, a, b, "deadbeefcafe"]
+
+
+def test_retry_when_more_than_half_invalid():
+    check = validate("x [C:111111111111] y [C:222222222222] z [C:aaaaaaaaaaaa]", ["aaaaaaaaaaaa"])
+    assert check.needs_retry and check.cited == ["aaaaaaaaaaaa"]
+    assert not validate("no citations at all", ["aaaaaaaaaaaa"]).needs_retry
+
+
+@given(valid=st.lists(HEX, min_size=1, max_size=5, unique=True),
+       invented=st.lists(HEX, max_size=5),
+       words=st.lists(st.sampled_from(["alpha", "beta.", "gamma,", "[", "]", "C:", "12"]),
+                      max_size=20))
+def test_output_only_cites_valid_ids_numbered_in_order(valid, invented, words):
+    invented = [i for i in invented if i not in valid]
+    pieces = []
+    for i, w in enumerate(words):
+        pieces.append(w)
+        pool = valid + invented
+        pieces.append(f"[C:{pool[i % len(pool)]}]")
+    check = validate(" ".join(pieces), valid)
+    assert set(check.cited) <= set(valid)
+    assert not (set(check.invalid) - set(invented))
+    numbers = [int(n) for n in __import__("re").findall(r"\[(\d+)\]", check.text)]
+    assert set(numbers) == set(range(1, len(check.cited) + 1))
+    for inv in invented:
+        assert inv not in check.text

@@ -1,0 +1,258 @@
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragbench.chunking.chunker import ChunkingError, chunk_document, chunk_documents
+from ragbench.ids import compute_chunk_id
+from ragbench.models import ParsedDocument
+from ragbench.parsers.base import TextBuilder
+from ragbench.chunking.tokenizer import get_encoding
+
+pytestmark = pytest.mark.unit
+
+WORDS = st.sampled_from(
+    ["alpha", "beta", "Gamma.", "delta,", "épée", "naïve", "数据", "🙂", "x" * 30, "end.", "\n",
+     "  ", "1024", "(note)", "über?", "tab\t", "a-b"]
+)
+
+
+def build(blocks: list[tuple[str, str]]) -> ParsedDocument:
+    b = TextBuilder()
+    for kind, text in blocks:
+        if kind == "heading":
+            b.add_heading(text, 2)
+        else:
+            b.add(text, kind)  # type: ignore[arg-type]
+    return b.build("txt", allow_empty=True)
+
+
+block_st = st.tuples(
+    st.sampled_from(["text", "text", "heading", "list", "table", "code"]),
+    st.lists(WORDS, min_size=1, max_size=120).map(" ".join),
+)
+
+
+def check_invariants(doc: ParsedDocument, chunks, size: int) -> None:
+    text = doc.text
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    covered = [False] * len(text)
+    for c in chunks:
+        assert text[c.start_char : c.end_char] == c.text
+        assert c.text.strip() == c.text and c.text
+        assert c.total_chunks == len(chunks)
+        assert c.chunk_id == compute_chunk_id("d" * 16, c.start_char, c.end_char)
+        assert 0 < c.token_count <= size
+        for i in range(c.start_char, c.end_char):
+            covered[i] = True
+    missing = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
+    assert not missing, f"uncovered characters at {missing[:10]}"
+    starts = [c.start_char for c in chunks]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    ends = [c.end_char for c in chunks]
+    assert all(a < b for a, b in zip(ends, ends[1:], strict=False)), "a chunk made no progress"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=st.lists(block_st, min_size=1, max_size=12),
+    size=st.integers(min_value=8, max_value=200),
+    overlap_frac=st.floats(min_value=0, max_value=0.9),
+)
+def test_chunks_are_exact_slices_covering_every_character(blocks, size, overlap_frac):
+    doc = build(blocks)
+    overlap = int(size * overlap_frac)
+    chunks = chunk_document(doc, "d" * 16, size, overlap)
+    check_invariants(doc, chunks, size)
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks=st.lists(block_st, min_size=3, max_size=12), size=st.integers(32, 120))
+def test_overlap_is_bounded_by_setting(blocks, size):
+    doc = build(blocks)
+    overlap = size // 4
+    chunks = chunk_document(doc, "d" * 16, size, overlap)
+    enc = get_encoding()
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        shared = max(0, a.end_char - b.start_char)
+        if shared:
+            assert len(enc.encode_ordinary(doc.text[b.start_char : a.end_char])) <= overlap + 2
+
+
+def test_long_text_uses_requested_overlap_and_size():
+    sentence = "The quick brown fox jumps over the lazy dog near the river bank. "
+    doc = build([("text", sentence * 400)])
+    chunks = chunk_document(doc, "d" * 16, 1024, 150)
+    assert len(chunks) > 3
+    assert all(c.token_count <= 1024 for c in chunks)
+    assert all(c.token_count > 800 for c in chunks[:-1])
+    enc = get_encoding()
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        assert b.start_char < a.end_char  # overlapping
+        shared = len(enc.encode_ordinary(doc.text[b.start_char : a.end_char]))
+        assert 50 <= shared <= 151
+        assert doc.text[b.start_char - 2 : b.start_char] == ". "  # snapped to a sentence start
+
+
+def test_heading_stays_with_following_block():
+    body = "word " * 60
+    blocks = [("text", body)] * 3 + [("heading", "Results")] + [("text", body)] * 3
+    doc = build(blocks)
+    chunks = chunk_document(doc, "d" * 16, 120, 0)
+    for c in chunks:
+        assert not c.text.endswith("Results"), "a heading was left at the end of a chunk"
+    assert any(c.text.startswith("Results") for c in chunks)
+    assert any(c.section_path == "Results" for c in chunks)
+
+
+def test_oversized_tables_progress_by_a_full_window():
+    """Regression: big table blocks once made each chunk advance by a single token."""
+    row = "| " + " | ".join(f"cell{i} value" for i in range(40)) + " |"
+    doc = build([("table", "\n".join([row] * 30)), ("table", "\n".join([row] * 30))])
+    chunks = chunk_document(doc, "d" * 16, 256, 40)
+    tokens = sum(c.token_count for c in chunks)
+    assert tokens < 1.4 * len(get_encoding().encode_ordinary(doc.text))
+    assert min(c.token_count for c in chunks[:-1]) > 100
+
+
+def test_table_kept_whole_when_it_fits():
+    table = "\n".join(f"| row {i} | value {i} |" for i in range(12))
+    blocks = [("text", "intro sentence. " * 30), ("table", table), ("text", "outro. " * 30)]
+    doc = build(blocks)
+    chunks = chunk_document(doc, "d" * 16, 128, 20)
+    assert any(table in c.text for c in chunks)
+    assert any(c.chunk_type == "table" for c in chunks)
+
+
+def test_metadata_lens_and_lines():
+    doc = build([("heading", "Intro"), ("text", "one\ntwo\nthree")])
+    (chunk,) = chunk_document(doc, "d" * 16, 1024, 150, lens="engineering")
+    assert chunk.lens == "engineering"
+    assert chunk.line_from == 1 and chunk.line_to == 5
+    assert chunk.ancestry_titles == ["Intro"] or chunk.section_path in ("", "Intro")
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (100, 100), (100, -1)])
+def test_bad_settings_are_named(size, overlap):
+    doc = build([("text", "hello")])
+    with pytest.raises(ChunkingError, match="chunk"):
+        chunk_document(doc, "d" * 16, size, overlap)
+
+
+def test_empty_document_has_no_chunks():
+    doc = ParsedDocument(format="txt", text="   ", blocks=[])
+    assert chunk_document(doc, "d" * 16) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain words", "a <|endoftext|> b <|fim_prefix|>", "数据 🙂 épée", "lone \ud800 surrogate", ""],
+)
+def test_encode_tokens_is_encode_ordinary(text):
+    """The numpy buffer encoding yields exactly tiktoken's ordinary tokens, specials as text."""
+    from ragbench.chunking.tokenizer import encode_tokens
+
+    assert encode_tokens(text).tolist() == get_encoding().encode_ordinary(text)
+
+
+# text in which tokenisers differ if anywhere: contractions, digit runs, whitespace runs before
+# words and line breaks, mixed scripts, combining marks, emoji, specials, odd separators
+TRICKY = st.lists(
+    st.sampled_from(
+        list("aZé ñ\t\n\r'’sStTrRvVmMlLdD019.,!?;:-_()<>|/\\\"@#$%&*~`+=")
+        + ["'s", "'re", "'ll", "’S", "<|endoftext|>", "\u00a0", "\u2003", "\u3000", "日本語",
+           "한국어", "Ελληνικά", "русский", "🙂", "👍🏽", "\u200b", "\ufeff", "e\u0301", "١٢٣",
+           "𝟘𝟙", "ß", "İ", "ﬁ", "\x00", "\x0b", "\x0c", "\x85", "\u2028", "    ", "\n\n\n"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=TRICKY | st.text(max_size=80))
+def test_fast_encoder_yields_tiktokens_tokens(text):
+    """The bpe-openai encoder (the default backend) gives tiktoken's ordinary tokens exactly."""
+    from ragbench.chunking.tokenizer import encode_tokens, tokenizer_backend
+
+    assert tokenizer_backend() == "bpe-openai"  # a pinned dependency: the fast path is tested
+    assert encode_tokens(text).tolist() == get_encoding().encode_ordinary(text)
+
+
+def test_tokenizer_backend_fallbacks(monkeypatch):
+    """RAGBENCH_TOKEN_ENCODER=tiktoken forces tiktoken; a failing fast encoder (a pyo3 panic is a
+    BaseException) falls back to tiktoken; an interrupt is not swallowed."""
+    from ragbench.chunking import tokenizer
+
+    text = "Fallbacks keep the tokens: 数据 🙂"
+    expected = get_encoding().encode_ordinary(text)
+    monkeypatch.setenv(tokenizer.TOKENIZER_ENV, "tiktoken")
+    assert tokenizer.tokenizer_backend() == "tiktoken"
+    assert tokenizer.encode_tokens(text).tolist() == expected
+    monkeypatch.delenv(tokenizer.TOKENIZER_ENV)
+
+    class PanicException(BaseException):  # pyo3's name for a Rust panic
+        pass
+
+    def raising(exc: BaseException):
+        def encode(_text: str) -> list[int]:
+            raise exc
+        return encode
+
+    for exc in (PanicException("boom"), ValueError("bad")):
+        monkeypatch.setattr(tokenizer, "_fast_encoder", lambda name, exc=exc: raising(exc))
+        assert tokenizer.encode_tokens(text).tolist() == expected
+    monkeypatch.setattr(tokenizer, "_fast_encoder", lambda name: raising(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        tokenizer.encode_tokens(text)
+
+
+def test_token_char_offsets_split_characters():
+    """A character split over tokens: its later tokens start at the character's start."""
+    from ragbench.chunking.tokenizer import encode_tokens, token_char_offsets
+
+    text = "a🙂b数据" * 3
+    tokens = encode_tokens(text)
+    offs = token_char_offsets(text, tokens)
+    assert offs[-1] == len(text)
+    assert any(a == b for a, b in zip(offs, offs[1:], strict=False)), "no character was split"
+    enc = get_encoding()
+    for i, tok in enumerate(tokens.tolist()):
+        prefix = enc.decode_bytes(tokens[:i].tolist())
+        # the character that contains the token's first byte starts at offs[i]
+        assert offs[i] == len(prefix.decode("utf-8", errors="ignore")), (i, tok)
+
+
+def test_chunk_documents_threads_same_result_and_errors():
+    docs = [ParsedDocument(format="txt", text="", blocks=[])]
+    docs += [build([("text", "word " * n)]) for n in (5, 900, 40, 2000, 1)]
+    pairs = [(d, f"{i:016d}") for i, d in enumerate(docs)]
+    single = [chunk_document(d, i, 128, 16) for d, i in pairs]
+    for workers in (1, 2, 8):
+        got = chunk_documents(pairs, 128, 16, workers=workers)
+        assert [[c.model_dump() for c in cs] for cs in got] == [
+            [c.model_dump() for c in cs] for cs in single
+        ]
+    with pytest.raises(ChunkingError, match="chunk_overlap"):
+        chunk_documents(pairs, 128, 128, workers=2)
+    assert chunk_documents([], 128, 16, workers=2) == []
+
+
+def test_fast_chunk_construction_matches_model_construct():
+    """Fields added to Chunk later (plain or factory defaults) are filled as model_construct
+    fills them; a model whose chunker fields are not first falls back to model_construct."""
+    from pydantic import Field
+
+    from ragbench.chunking.chunker import _CHUNK_FIELDS, _chunk_factory
+    from ragbench.models import Chunk
+
+    class Extended(Chunk):
+        tags: list[str] = Field(default_factory=list)
+        note: str | None = None
+
+    values = {name: f"value {i}" for i, name in enumerate(_CHUNK_FIELDS)}
+    make = _chunk_factory(Extended)
+    assert make.__name__ == "fast"
+    a, b = make(dict(values)), Extended.model_construct(**values)
+    assert a.__dict__ == b.__dict__ and list(a.__dict__) == list(b.__dict__)
+    assert a.model_fields_set == b.model_fields_set
+    assert make(dict(values)).tags is not a.tags  # a fresh default each time
+    assert _chunk_factory(Extended, ("doc_id", "chunk_id")).__name__ == "slow"

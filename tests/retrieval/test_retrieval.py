@@ -1,0 +1,116 @@
+"""Retrieval modes, filters, fusion and BEIR evaluation on small real workspaces."""
+
+import json
+
+import pytest
+
+from ragbench.evaluation.beir import EvalError, load_beir, mrr_at, ndcg_at, recall_at, run_beir
+from ragbench.models import SearchFilters
+from ragbench.retrieval.retriever import rrf_fuse, score_fuse
+from ragbench.workbench import WorkbenchError
+
+from tests.conftest import lens_workbench
+
+DOCS = {
+    "engineering/db.md": "# Database\n\nThe Postgres 16 migration finishes on March 15, 2026.",
+    "engineering/api.md": "# API\n\nThe public API uses OAuth tokens and rate limits per tenant.",
+    "team/sync.md": "# Weekly sync\n\nThe team said the Postgres migration slips to April 2026.",
+    "analyst/brief.md": "# Brief\n\nAnalysts expect the streaming launch in Q4 2026.\n\n"
+                        "| item | quarter |\n|---|---|\n| launch | Q4 |",
+}
+
+
+@pytest.fixture(scope="module")
+def wb(tmp_path_factory):
+    return lens_workbench(tmp_path_factory.mktemp("corpus"), tmp_path_factory.mktemp("ws"), DOCS)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", ["fts", "vector", "hybrid", "graph"])
+def test_every_mode_finds_the_migration_date(wb, mode):
+    hits = wb.search("when does the Postgres migration finish", mode=mode, top_k=3)
+    assert hits and hits[0].source_id in ("engineering/db.md", "team/sync.md")
+    h = hits[0]
+    assert h.text and h.chunk_id and h.doc_id and h.source_uri.startswith("files/")
+    assert h.download_url and h.view_url and h.rank == 1
+    assert [x.rank for x in hits] == list(range(1, len(hits) + 1))
+
+
+@pytest.mark.integration
+def test_balanced_gives_every_lens_a_voice(wb):
+    hits = wb.search("Postgres migration", mode="balanced")
+    lenses = [h.lens for h in hits]
+    assert set(lenses) == {"engineering", "team", "analyst"}
+    assert len(set(lenses[:3])) == 3  # interleaved: each lens's best comes first
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", ["fts", "vector", "hybrid"])
+def test_filters_apply_in_every_mode(wb, mode):
+    only_team = SearchFilters(lenses=["team"])
+    assert {h.lens for h in wb.search("migration", mode=mode, filters=only_team)} == {"team"}
+    by_source = SearchFilters(source_ids=["engineering/api.md"])
+    assert {h.source_id for h in wb.search("tokens", mode=mode, filters=by_source)} == {
+        "engineering/api.md"}
+    tables = SearchFilters(chunk_types=["table"])
+    assert all(h.chunk_type == "table" for h in wb.search("launch", mode=mode, filters=tables))
+
+
+@pytest.mark.integration
+def test_fts_escapes_user_syntax_and_media_level(wb):
+    for nasty in ['"unbalanced', "NEAR(a b", "a* OR -b", "col:value", "^x"]:
+        wb.search(nasty, mode="fts")  # never an FTS5 syntax error
+    media = wb.search("Postgres April", mode="fts", fts_level="media")
+    assert media and media[0].source_id == "team/sync.md"
+    with pytest.raises(WorkbenchError, match="fts_level"):
+        wb.search("x", mode="fts", fts_level="page")
+
+
+@pytest.mark.unit
+def test_rrf_and_score_fusion():
+    fused = rrf_fuse([(["a", "b", "c"], 0.5), (["c", "a"], 0.5)], k=60)
+    assert [c for c, _ in fused][:2] == ["a", "c"]
+    assert rrf_fuse([(["a"], 1.0), (["b"], 0.0)])[0][0] == "a"
+    fused = score_fuse([([("a", 10.0), ("b", 8.0), ("x", 0.0)], 0.5), ([("b", 0.9), ("c", 0.1)], 0.5)])
+    assert fused[0][0] == "b"
+
+
+@pytest.mark.unit
+def test_metrics():
+    rels = {"a": 1, "b": 1}
+    assert ndcg_at(["a", "b", "x"], rels) == pytest.approx(1.0)
+    assert ndcg_at(["x", "a"], {"a": 1}) == pytest.approx(1 / 1.5849625, rel=1e-6)
+    assert recall_at(["a", "x"], rels, 10) == 0.5
+    assert mrr_at(["x", "x", "b"], rels) == pytest.approx(1 / 3)
+
+
+def write_beir(folder):
+    folder.mkdir()
+    docs = {"d1": ("Aspirin", "Aspirin reduces the risk of heart attack."),
+            "d2": ("Vitamin D", "Vitamin D deficiency is linked to bone loss."),
+            "d3": ("Exercise", "Regular exercise improves sleep quality.")}
+    with (folder / "corpus.jsonl").open("w") as fh:
+        for did, (title, text) in docs.items():
+            fh.write(json.dumps({"_id": did, "title": title, "text": text}) + "\n")
+    with (folder / "queries.jsonl").open("w") as fh:
+        fh.write(json.dumps({"_id": "q1", "text": "does aspirin prevent heart attacks"}) + "\n")
+        fh.write(json.dumps({"_id": "q2", "text": "bone loss and vitamin deficiency"}) + "\n")
+        fh.write(json.dumps({"_id": "q9", "text": "unjudged query"}) + "\n")
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+
+
+@pytest.mark.integration
+def test_beir_eval_end_to_end_and_cached(tmp_path):
+    write_beir(tmp_path / "tiny")
+    corpus, queries, qrels = load_beir(tmp_path / "tiny")
+    assert len(corpus) == 3 and set(queries) == {"q1", "q2"}
+    out = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts", "vector", "hybrid"], 10)
+    assert out["ingest"]["inserted"] == 3
+    for m in out["modes"].values():
+        assert m["ndcg@10"] == pytest.approx(1.0) and m["queries"] == 2
+        assert m["latency_ms_p95"] >= m["latency_ms_p50"] > 0
+    again = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts"], 10)
+    assert again["ingest"].get("skipped") == 3 and "inserted" not in again["ingest"]
+    with pytest.raises(EvalError, match="corpus.jsonl"):
+        load_beir(tmp_path)
