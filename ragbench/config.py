@@ -7,6 +7,7 @@ and as a cache key by the app).
 
 from __future__ import annotations
 
+from ragbench.errors import SettingsError  # noqa: F401 (re-exported)
 import hashlib
 import json
 import os
@@ -26,9 +27,6 @@ INGEST_FIELDS = (
     "contextual_embeddings",
 )
 
-
-class SettingsError(ValueError):
-    """A setting has a bad value; the message names it and the valid choices."""
 
 
 class Settings(BaseModel):

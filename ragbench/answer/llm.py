@@ -6,6 +6,7 @@ is used when `llm_backend = "openai"` (OpenAI, llama.cpp server, vLLM, Ollama...
 
 from __future__ import annotations
 
+from ragbench.errors import LLMError  # noqa: F401 (re-exported)
 import json
 import urllib.error
 import urllib.request
@@ -13,9 +14,6 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-
-class LLMError(RuntimeError):
-    """The model endpoint failed; the message says which endpoint and why."""
 
 
 class LLMReply(BaseModel):

@@ -27,6 +27,7 @@ or of documents the catalog does not have) are removed by `Archive.sweep`.
 
 from __future__ import annotations
 
+from ragbench.errors import ArchiveError, ArchivePathError  # noqa: F401 (re-exported)
 import json
 import os
 import re
@@ -65,12 +66,6 @@ _UNSAFE = re.compile(r"[^\w.\-+=@,() ]", re.UNICODE)
 _TEMP_PREFIXES = (".tmp-", ".old-")
 
 
-class ArchiveError(Exception):
-    """The archive could not be written or read; the message says what and where."""
-
-
-class ArchivePathError(ArchiveError):
-    """A name or URI would lead outside the archive root, or is not a valid archive name."""
 
 
 def sanitize_name(name: str, fallback: str = "file") -> str:

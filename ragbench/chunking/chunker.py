@@ -19,6 +19,7 @@ only to let a table or code block that fits a chunk stay whole.
 
 from __future__ import annotations
 
+from ragbench.errors import ChunkingError  # noqa: F401 (re-exported)
 import os
 import re
 import threading
@@ -40,9 +41,6 @@ _SENTENCE_END_REVERSED = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u2026\u3002]|\
 _WHOLE_TYPES = ("table", "code")
 _IMMUTABLE = (str, int, float, bool, type(None))
 
-
-class ChunkingError(ValueError):
-    """Chunk settings are invalid (the message names them)."""
 
 
 def _latest(cands: list[int], lo: int, hi: int) -> int | None:

@@ -17,6 +17,7 @@ re-ingesting unchanged content never calls the model.
 
 from __future__ import annotations
 
+from ragbench.errors import EmbeddingError  # noqa: F401 (re-exported)
 import json
 import os
 import urllib.error
@@ -29,9 +30,6 @@ import numpy as np
 from ragbench.config import Settings
 from ragbench.ids import text_hash
 
-
-class EmbeddingError(RuntimeError):
-    """The embedding backend failed or is misconfigured; the message says how to fix it."""
 
 
 @runtime_checkable

@@ -8,6 +8,7 @@ documents are skipped). Each document becomes a Markdown file `# title` + text w
 
 from __future__ import annotations
 
+from ragbench.errors import EvalError  # noqa: F401 (re-exported)
 import json
 import math
 import time
@@ -19,9 +20,6 @@ import numpy as np
 
 from ragbench.config import Settings
 
-
-class EvalError(ValueError):
-    """The dataset folder is not in BEIR format; the message names what is missing."""
 
 
 def load_beir(folder: Path, split: str = "test") -> tuple[dict[str, dict], dict[str, str],

@@ -25,6 +25,7 @@ it exists to compare against `spec_graph_reference.py` and is rebuilt, never upd
 
 from __future__ import annotations
 
+from ragbench.errors import GraphError  # noqa: F401 (re-exported)
 import json
 import os
 import tempfile
@@ -58,9 +59,6 @@ SPEC_PRIORITY = (
 GRAPH_DIR = "graph"
 FORMAT_VERSION = 1
 
-
-class GraphError(ValueError):
-    """A graph request that cannot be served (unknown chunk, bad edge type, no graph)."""
 
 
 class GraphNode(BaseModel):

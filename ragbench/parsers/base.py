@@ -6,26 +6,15 @@ Every parser appends blocks through `TextBuilder`, so block offsets are correct 
 
 from __future__ import annotations
 
+from ragbench.errors import EmptyDocumentError, EncryptedDocumentError, ParseError, UnsupportedFormatError  # noqa: F401 (re-exported)
 from collections.abc import Sequence
 from typing import Any
 
 from ragbench.models import Block, ChunkType, ParsedDocument, RawAttachment
 
 
-class ParseError(Exception):
-    """A file could not be turned into a document; the message says why, for the user."""
 
 
-class UnsupportedFormatError(ParseError):
-    """The file's format is not one ragbench can parse."""
-
-
-class EmptyDocumentError(ParseError):
-    """The file parsed but holds no text worth indexing."""
-
-
-class EncryptedDocumentError(ParseError):
-    """The file is password-protected."""
 
 
 class TextBuilder:

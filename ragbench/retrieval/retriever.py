@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from ragbench.errors import RetrievalError  # noqa: F401 (re-exported)
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 
 MODES = ("fts", "vector", "hybrid", "balanced", "graph")
 
-
-class RetrievalError(ValueError):
-    """A retrieval request that cannot be served; the message names the bad value."""
 
 
 class QueryEmbedder(Protocol):
