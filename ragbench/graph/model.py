@@ -25,7 +25,6 @@ it exists to compare against `spec_graph_reference.py` and is rebuilt, never upd
 
 from __future__ import annotations
 
-from ragbench.errors import GraphError  # noqa: F401 (re-exported)
 import json
 import os
 import tempfile
@@ -38,6 +37,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ragbench.config import EDGE_TYPES  # the one list; settings validate against it
+from ragbench.errors import GraphError  # noqa: F401 (re-exported)
 from ragbench.graph import build as gb
 from ragbench.graph.terms import (
     KeyTermer,
@@ -47,9 +48,6 @@ from ragbench.graph.terms import (
     time_references,
 )
 
-EDGE_TYPES = (
-    "SIMILAR_TO", "SAME_SOURCE", "SAME_LENS", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP", "SEQUENTIAL",
-)
 CAPPED = ("SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP")
 # spec mode: the type a pair ends up with when several apply (SEQUENTIAL is added after the
 # group edges and overwrites them; the later ones are only added where no edge exists yet)
