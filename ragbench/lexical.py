@@ -1,12 +1,43 @@
-"""Small lexical helpers shared by extractive answering and reference attribution."""
+r"""Word tokens, stop words and the stemmer: the one lexical toolkit of the library.
+
+Every module that cuts text into words imports from here, so a word means the same thing in
+answers, references, context headers, the context graph and the contradiction detector.
+
+Two token patterns, because they serve two purposes:
+- `WORD`: words *and numbers* as a reader writes them, keeping inner apostrophes and hyphens
+  ("self-serve", "company's", "16", "2026"). Used where one text is matched against another
+  (does this sentence support that claim? which chunk did the answer draw on?), where a
+  figure or a version number is evidence as much as a noun is, and a compound is one thing.
+  The contradiction detector reads the letter-initial `WORD`s around a date or a figure.
+- `TERM`: what a passage is *about*: letter-initial runs of letters and digits in any script,
+  cut at every punctuation mark including hyphens and apostrophes ("self-serve" -> "self",
+  "serve"), numbers never. These are the key-term candidates of the context graph (its fast
+  byte tokenizer in `ragbench.graph.terms` cuts ASCII text the same way; a test says so) and
+  the subject words by which the detector decides two sentences are about the same thing.
+
+(The catalog's full-text queries split on `\w+` on purpose: they must cut text the way the
+SQLite FTS5 `unicode61` tokenizer cut the index, which is neither of these.)
+
+`stem` is the Snowball English stemmer (PyStemmer), so "migrations", "migrated" and
+"migrating" meet as "migrat". Stems are for comparing, not for showing: labels keep the
+surface word.
+"""
 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\n+")
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+import Stemmer
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+"""Words and numbers with inner apostrophes and hyphens: the units of text matching."""
+
+TERM = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*")
+"""Letter-initial runs of letters and digits (any script), not starting inside a longer run:
+topic words. "2026q3" gives nothing, "tidepool’s" gives "tidepool" and "s"."""
+
 STOPWORDS = frozenset(
     "a an and are as at be been but by can could did do does for from had has have how i if in "
     "into is it its may might more most no not of on or our shall should so than that the their "
@@ -15,24 +46,52 @@ STOPWORDS = frozenset(
     "he her here him his me my nor only other out over own same she some such too under until "
     "up very just now said says per vs via".split()
 )
+"""Function words: never evidence that two texts say the same thing."""
+
+TERM_STOPWORDS = STOPWORDS | frozenset(
+    """also among around based best better between could did does done either else even
+    ever every first however including just last least less like made make many may might
+    more most much must need new next now often one only other others over per perhaps
+    quite rather really said same see seem several shall should show shown since still such
+    take than them then there these they thing things those though three through thus two
+    upon use used using very want well went were what when where whether which while who
+    whom whose why will with within without would yet via get got let lets ok okay yes
+    re fw fwd subject sent cc bcc http https www com org html""".split()
+)
+"""`STOPWORDS` plus words that carry meaning in a sentence but never name a topic ("new",
+"first", "using") and e-mail/web furniture ("fwd", "cc", "https"): not key terms."""
+
+_STEMMERS = threading.local()
 
 
-@lru_cache(maxsize=65536)
+def _stemmer() -> Stemmer.Stemmer:
+    """The Snowball stemmer of the calling thread (a PyStemmer object is not thread-safe)."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english")
+    return stemmer
+
+
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light suffix stripper (enough to match 'migrations'/'migration', 'finishes'/'finish')."""
-    w = word.lower()
-    for suffix in ("ations", "ation", "ments", "ment", "ings", "ing", "edly", "ies", "es", "ed",
-                   "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return w
+    """The Snowball English stem of `word`, lower-cased ("Migrations" -> "migrat").
+
+    Cached: text is mostly repeats, and the detector and answerer stem the same words often.
+    """
+    return str(_stemmer().stemWord(word.lower()))
 
 
 def content_words(text: str) -> list[str]:
     """Stemmed words of `text` that carry meaning (no stopwords, no single letters)."""
-    return [stem(w) for w in _WORD.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
+    return [stem(w) for w in WORD.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
 
 
+def term_words(text: str) -> list[str]:
+    """Lower-cased topic words of `text`: `TERM` tokens of 3+ characters, no `TERM_STOPWORDS`."""
+    return [w for w in TERM.findall(text.lower()) if len(w) > 2 and w not in TERM_STOPWORDS]
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\n+")
 _ITEM = re.compile(r"^\s*(?:[-*+\u2022|>#]|\d+[.)])")
 
 

@@ -32,7 +32,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragbench.graph.terms import STOP, parse_date, time_references, words
+from ragbench.graph.terms import parse_date, time_references
+from ragbench.lexical import TERM_STOPWORDS, WORD, stem, term_words
 
 AUTHORITY = {
     "your-voice": 1, "business-framework": 2, "team-structured": 3, "team-conversational": 4,
@@ -41,24 +42,30 @@ AUTHORITY = {
 """specs/002 lens authority order (1 = most authoritative)."""
 
 _SENTENCE = re.compile(r"^\s*\|.*$|(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|$)", re.M)
+# Context words are compared as Snowball stems (`ragbench.lexical.stem`), so every word list
+# that is matched against context words is kept in both forms: as written, to drop a raw word
+# before stemming, and stemmed ("availability" and "available" share the stem "avail").
 # words near a date or figure that do not say what it is about (bylines, record keeping)
-_GENERIC_CONTEXT = frozenset({"available", "generally", "date", "target", "committed", "status",
-                              "publish", "published", "approved", "version", "updated", "dated",
-                              "wrote", "sent", "revised", "owner"})
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_GENERIC_CONTEXT = frozenset(stem(w) for w in (
+    "available", "generally", "date", "target", "committed", "status", "publish", "published",
+    "approved", "version", "updated", "dated", "wrote", "sent", "revised", "owner"))
 _VALUE_TOKEN = re.compile(r"[qh][1-4]|fy\d*|\d.*")
 WINDOW = 6
 """Words either side of a value that say what the value is about."""
-_MILESTONES = {"beta", "preview", "ga", "general", "availability", "rc", "release", "candidate",
-               "launch", "alpha", "pilot", "cutover", "complete", "completion", "start"}
-_VALUE_WORDS = {
+_MILESTONES = frozenset({
+    "beta", "preview", "ga", "general", "availability", "rc", "release", "candidate", "launch",
+    "alpha", "pilot", "cutover", "complete", "completion", "start"})
+_MILESTONE_STEMS = frozenset(stem(w) for w in _MILESTONES)
+_VALUE_WORDS = frozenset({
     "jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june",
     "jul", "july", "aug", "august", "sep", "sept", "september", "oct", "october", "nov",
     "november", "dec", "december", "quarter", "month", "year", "approximately", "about",
     "around", "below", "above", "under", "over", "least", "most", "than", "per", "seat",
     "priority", "number", "top", "one", "first", "expect", "expects", "expected", "plan",
     "planned", "target", "now", "probably", "honest", "estimate", "realistic", "earliest",
-}
+    "age", "aged",  # what kind of figure ("aged 40 years"), like "year": not its subject
+})
+_VALUE_STEMS = frozenset(stem(w) for w in _VALUE_WORDS)
 _NEGATION = re.compile(
     r"\b(not|never|won't|cannot|can't|isn't|aren't|doesn't|don't|no longer|"
     r"cancel(?:led|ed)|rejected)\b", re.I)
@@ -95,6 +102,8 @@ class Claim(BaseModel):
     negated: bool
     priority: bool
     priority_subject: frozenset[str] = frozenset()
+    priority_words: dict[str, str] = {}
+    """`priority_subject` stems with the words as written, for labels."""
     common: frozenset[str] = frozenset()
 
 
@@ -131,18 +140,18 @@ def _number(raw: str, scale: str | None = None) -> float:
     return value * factor.get((scale or "").lower(), 1.0)
 
 
-@lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
-    """A light suffix strip, so "finishes", "finishing" and "finished" meet as "finish"."""
-    for suffix in ("ing", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
+def _words(text: str) -> list[str]:
+    """The words of `text` as written: `WORD` tokens starting with a letter.
+
+    Numbers are values, not what a value is about; hyphenated compounds stay whole, because
+    "trial-to-paid" is one thing, not two words that happen to be shared.
+    """
+    return [t for t in WORD.findall(text) if t[0].isalpha()]
 
 
 def _common_words(sentence: str) -> frozenset[str]:
     """Stems of the words written in lower case: common nouns and verbs, not names."""
-    return frozenset(_stem(t) for t in _TOKEN.findall(sentence) if t.islower())
+    return frozenset(stem(t) for t in _words(sentence) if t.islower())
 
 
 @lru_cache(maxsize=64)
@@ -168,9 +177,10 @@ def _value_spans(sentence: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _context(sentence: str, start: int, end: int, window: int = WINDOW,
-             spans: list[tuple[int, int]] | None = None) -> frozenset[str]:
-    """Content words within `window` words of a value (what the value is about), stemmed.
+def _context_words(sentence: str, start: int, end: int, window: int = WINDOW,
+                   spans: list[tuple[int, int]] | None = None) -> dict[str, str]:
+    """Content words within `window` words of a value (what the value is about): each stem
+    with the word as written (lower-cased), for labels.
 
     With the sentence's value `spans`, the words stop at the neighbouring values: in "GA
     Q4 2026, with a private beta over the summer" or a table row of several figures, the
@@ -182,13 +192,25 @@ def _context(sentence: str, start: int, end: int, window: int = WINDOW,
             lo = max(lo, b)
         elif a >= end:
             hi = min(hi, a)
-    before = _TOKEN.findall(sentence[lo:start])[-window:]
-    after = _TOKEN.findall(sentence[end:hi])[:window]
-    found = {_stem(w.lower()) for w in before + after}
-    found = {"ga" if w == "availability" else w for w in found}
-    return frozenset(w for w in found if w not in STOP and w not in _VALUE_WORDS
-                     and not _VALUE_TOKEN.fullmatch(w) and w != "general" and len(w) > 1
-                     and not any(ch.isdigit() for ch in w))
+    before = _words(sentence[lo:start])[-window:]
+    after = _words(sentence[end:hi])[:window]
+    found: dict[str, str] = {}
+    for word in before + after:
+        w = word.lower()
+        if w == "availability":
+            found.setdefault("ga", "ga")  # "general availability" is the milestone GA
+        elif (w not in TERM_STOPWORDS and w not in _VALUE_WORDS and len(w) > 1
+              and not _VALUE_TOKEN.fullmatch(w) and not any(ch.isdigit() for ch in w)):
+            s = stem(w)
+            if s not in _VALUE_STEMS and s != "general":
+                found.setdefault(s, w)
+    return found
+
+
+def _context(sentence: str, start: int, end: int, window: int = WINDOW,
+             spans: list[tuple[int, int]] | None = None) -> frozenset[str]:
+    """The stems of `_context_words`: what a value is about, in comparable form."""
+    return frozenset(_context_words(sentence, start, end, window, spans))
 
 
 _PLURAL = re.compile(r"\s+(?:[a-z]+\s+)?([a-z]+s|people|staff)\b")
@@ -275,8 +297,8 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
         spans = _value_spans(sentence)
         periods = _periods(sentence, doc_date, spans)
         amounts_ = amounts(sentence, spans)
-        ws = set(words(sentence))
-        tokens = {t.lower() for t in _TOKEN.findall(sentence)}
+        ws = set(term_words(sentence))
+        tokens = {t.lower() for t in _words(sentence)}
         if "general availability" in sentence.lower() or "generally available" in sentence.lower():
             tokens.add("ga")
         subject = frozenset(w for w in ws if w not in _VALUE_WORDS and w not in _MILESTONES
@@ -286,7 +308,8 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
         if "ga" in tokens and (periods or amounts_):
             common |= {"ga"}
         marker = _PRIORITY.search(sentence)
-        about = _context(sentence, *marker.span(), window=3) - _GENERIC if marker else frozenset()
+        about = ({k: v for k, v in _context_words(sentence, *marker.span(), window=3).items()
+                  if k not in _GENERIC} if marker else {})
         start = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
         out.append(Claim(
             chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"],
@@ -295,7 +318,8 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             milestones=frozenset(tokens & _MILESTONES - {"general", "availability"}),
             periods=periods,
             amounts=amounts_, negated=bool(_NEGATION.search(sentence)),
-            priority=bool(marker) and "priorit" in sentence.lower(), priority_subject=about,
+            priority=bool(marker) and "priorit" in sentence.lower(),
+            priority_subject=frozenset(about), priority_words=about,
             common=common,
         ))
     return out
@@ -308,8 +332,8 @@ def _near(x: frozenset[str], y: frozenset[str], common: frozenset[str]) -> bool:
     are not about the same thing.
     """
     shared = (x & y) - _GENERIC_CONTEXT
-    return (len(shared) >= 2 and bool(shared - _MILESTONES)
-            and bool(shared & (common | _MILESTONES)))
+    return (len(shared) >= 2 and bool(shared - _MILESTONE_STEMS)
+            and bool(shared & (common | _MILESTONE_STEMS)))
 
 
 def _periods_conflict(a: Claim, b: Claim) -> bool:
@@ -432,10 +456,11 @@ def conflicts(
     return sorted(out, key=lambda f: (f.type, f.topic))
 
 
-_GENERIC = frozenset({"company", "thing", "said", "order", "changed", "repeated", "described",
-                      "management", "argued", "record", "objective", "launch", "dissent",
-                      "priority", "priorities", "stack", "year", "vp", "product", "company's",
-                      "my", "our", "its", "this", "is", "the", "for"})
+# words beside a #1-priority marker that do not name the priority (compared as stems)
+_GENERIC = frozenset(stem(w) for w in (
+    "company", "thing", "said", "order", "changed", "repeated", "described", "management",
+    "argued", "record", "objective", "launch", "dissent", "priority", "priorities", "stack",
+    "year", "vp", "product", "company's", "my", "our", "its", "this", "is", "the", "for"))
 
 
 def _priority_findings(found: list[Claim]) -> list[Finding]:
@@ -464,7 +489,11 @@ def _priority_findings(found: list[Claim]) -> list[Finding]:
     chunks_out: list[dict[str, Any]] = []
     for members in sides:
         words_here = Counter(w for i in members for w in subjects[i])
-        label = " ".join(w for w, _ in words_here.most_common(3))
+        forms: dict[str, Counter[str]] = {}  # each stem's words as written, for the label
+        for i in members:
+            for w in subjects[i]:
+                forms.setdefault(w, Counter())[found[i].priority_words.get(w, w)] += 1
+        label = " ".join(forms[w].most_common(1)[0][0] for w, _ in words_here.most_common(3))
         labels.append(f"{label} ({len(members)} statements)")
         seen: set[str] = set()
         for i in members:
