@@ -12,15 +12,15 @@ from typing import Any
 
 import streamlit as st
 
-from ragbench.archive.folder import sanitize_name
-from ragbench.archive.markdown import md_escape
-from ragbench.archive.ops import rewrite_links
-from ragbench.workbench import WorkbenchError
+from app_pages.common import workbench
+from ragbench.errors import RagbenchError
+from ragbench.workbench.presentation import archive_safe_name as sanitize_name
+from ragbench.workbench.presentation import md_escape, rewrite_links
 
 MAX_ROOTS = 500  # top-level documents listed at once (the filter narrows a larger archive)
 MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays downloadable)
 
-wb = st.session_state["workbench"]
+wb = workbench()
 st.title("Archive")
 
 # cache_resource, not cache_data: the index is read-only here, and cache_data would unpickle
@@ -28,7 +28,7 @@ st.title("Archive")
 @st.cache_resource(max_entries=4, show_spinner=False)
 def archive_index(workspace: str, fingerprint: str, _wb) -> dict[str, Any]:  # noqa: ANN001
     """Tree, link targets, labels and counts; re-read only when the catalog changed."""
-    tree = _wb.archive_tree()
+    tree = [n.model_dump() for n in _wb.archive.tree()]
     entries = list(walk(tree))
     return {
         "tree": tree,
@@ -54,7 +54,7 @@ def label(depth: int, doc: Any) -> str:
     return ("\u2003" * depth + ("└ " if depth else "") + f"{icon} {name}")[:160]
 
 
-index = archive_index(str(wb.workspace), wb.catalog.fingerprint(), wb)
+index = archive_index(str(wb.workspace), wb.library.fingerprint(), wb)
 tree, targets = index["tree"], index["targets"]
 if not tree:
     st.info("The archive is empty. Documents appear here once they are ingested "
@@ -67,7 +67,7 @@ if index["unbuilt"]:
                "existed).")
     if st.button("Build the missing archive entries", key="archive_build"):
         with st.spinner("Writing archive entries…"):
-            report = wb.archive_build()
+            report = wb.archive.build().model_dump()
         st.success(f"{len(report['rebuilt'])} entries written.")
         if report["without_original"]:
             st.info(f"{len(report['without_original'])} documents had no stored original: "
@@ -118,8 +118,8 @@ with col_view:
     actions = st.columns(2)
     if doc.archive_download_uri:
         try:
-            data = wb.archive_bytes(doc.archive_download_uri)
-        except WorkbenchError as e:
+            data = wb.archive.original(doc.archive_download_uri)
+        except RagbenchError as e:
             actions[0].error(str(e))
         else:
             actions[0].download_button(
@@ -129,8 +129,8 @@ with col_view:
     raw = actions[1].toggle("Show Markdown source", key="archive_raw")
     if doc.archive_browse_uri:
         try:
-            view = wb.archive_text(doc.archive_browse_uri)
-        except WorkbenchError as e:
+            view = wb.archive.text(doc.archive_browse_uri)
+        except RagbenchError as e:
             st.error(f"{e} — run `ragbench archive check`.")
         else:
             if len(view) > MAX_VIEW_CHARS:
@@ -148,7 +148,7 @@ with col_view:
 
 with st.expander("Check archive links"):
     if st.button("Run check", key="archive_check"):
-        report = wb.archive_check()
+        report = wb.archive.check().model_dump()
         if report["ok"]:
             st.success(f"All {report['links_checked']} links resolve.")
         else:

@@ -4,14 +4,15 @@ from pathlib import Path
 
 import streamlit as st
 
-from ragbench.archive.ops import rewrite_links
+from app_pages.common import workbench
+from ragbench.errors import RagbenchError
 from ragbench.models import CHUNK_TYPES, SearchFilters
-from ragbench.retrieval.retriever import MODES
+from ragbench.workbench.presentation import MODES, rewrite_links
 
-wb = st.session_state["workbench"]
+wb = workbench()
 st.title("Chat")
 history = st.session_state.setdefault("chat_history", [])
-if not wb.catalog.chunk_count() and not history:
+if not wb.library.chunk_count() and not history:
     st.info("No documents yet: add files on the Library page, then ask here.")
 
 with st.sidebar:
@@ -20,7 +21,7 @@ with st.sidebar:
     mode = st.selectbox("Mode", modes, index=modes.index(wb.settings.search_mode),
                         key="chat_mode", help="graph: hybrid seeds expanded through the "
                         "context graph (hybrid until the graph is built)")
-    lenses = st.multiselect("Lenses", wb.catalog.lenses(), key="chat_lenses")
+    lenses = st.multiselect("Lenses", wb.library.lenses(), key="chat_lenses")
     types = st.multiselect("Chunk types", list(CHUNK_TYPES), key="chat_types")
     top_k = st.slider("Chunks", 1, 30, wb.settings.top_k, key="chat_top_k")
     backend = st.radio("Answer with", ["extractive", "openai"], key="chat_llm",
@@ -29,7 +30,7 @@ with st.sidebar:
 
 def show_passage(source: dict) -> None:
     """The cited chunk highlighted inside its document text, with view/download actions."""
-    detail = wb.resolve_citation(source["id"])
+    detail = wb.answers.resolve_citation(source["id"]).model_dump()
     st.markdown(f"**{source['title'] or source['sourceName']}**")
     where = [f"lens {source['lens']}", f"chunk {source['chunkIndex']}"]
     if source.get("page"):
@@ -37,7 +38,7 @@ def show_passage(source: dict) -> None:
     if source.get("sectionPath"):
         where.append(source["sectionPath"])
     st.caption(" · ".join(where) + (f" · score {source['score']:.3f}" if source["score"] else ""))
-    text = wb.catalog.document_text(source["documentId"]) if detail["status"] == "live" else None
+    text = wb.library.document_text(source["documentId"]) if detail["status"] == "live" else None
     start, end = source.get("startChar") or 0, source.get("endChar") or 0
     if text:
         st.text(("…" if start > 400 else "") + text[max(0, start - 400) : start])
@@ -61,8 +62,8 @@ def archive_actions(source: dict, detail: dict) -> None:
     data, name = None, None
     if download:
         try:
-            data, name = wb.archive_bytes(download), Path(download).name
-        except ValueError:
+            data, name = wb.archive.original(download), Path(download).name
+        except RagbenchError:
             data = None
     if data is None and source.get("downloadUrl"):  # no archive entry yet: the stored original
         original = wb.workspace / source["downloadUrl"]
@@ -73,8 +74,8 @@ def archive_actions(source: dict, detail: dict) -> None:
                                      help="the original file")
     if browse and st.session_state.get("archive_view") == browse:
         try:
-            view = wb.archive_text(browse)
-        except ValueError as e:
+            view = wb.archive.text(browse)
+        except RagbenchError as e:
             st.error(str(e))
         else:
             with st.container(height=420, border=True):
@@ -121,9 +122,9 @@ def show_answer(turn: int, response: dict) -> None:
     if response.get("answer_id"):
         st.caption(f"Saved as {response['answer_id']}")
     elif st.button("Save answer", key=f"save-{turn}"):
-        from ragbench.answer.answerer import ChatResponse
+        from ragbench.workbench.presentation import ChatResponse
 
-        response["answer_id"] = wb.save_answer(ChatResponse.model_validate(response))
+        response["answer_id"] = wb.answers.save(ChatResponse.model_validate(response))
         st.toast(f"Saved as {response['answer_id']}")
         st.rerun()
 
@@ -139,7 +140,7 @@ if question:
     filters = SearchFilters(lenses=lenses or None, chunk_types=types or None)
     with st.spinner("Retrieving and answering…"):
         try:
-            response = wb.ask(question, mode=mode, top_k=top_k, llm=backend,
+            response = wb.answers.ask(question, mode=mode, top_k=top_k, llm=backend,
                               filters=None if filters.is_empty() else filters)
         except Exception as e:  # noqa: BLE001 - errors are messages, never tracebacks
             st.error(f"Could not answer: {e}")
@@ -147,7 +148,7 @@ if question:
     history.append((question, response.model_dump()))
     st.rerun()
 
-saved_answers = wb.saved_answers(limit=20)
+saved_answers = wb.answers.saved(limit=20)
 with st.expander(f"Saved answers ({len(saved_answers)})"):
     if not saved_answers:
         st.caption("None yet: use “Save answer” under an answer.")

@@ -3,19 +3,21 @@
 import pandas as pd
 import streamlit as st
 
-wb = st.session_state["workbench"]
+from app_pages.common import refresh_counts, workbench
+
+wb = workbench()
 st.title("Dashboard")
 
 
 @st.cache_data(max_entries=10, show_spinner=False)
 def overview(workspace: str, fingerprint: str, settings_hash: str, _wb) -> dict:  # noqa: ANN001
     """Counts, staleness and recent ingests; recomputed only when the catalog changed."""
-    return {"stats": _wb.stats(), "stale": _wb.stale_report(),
-            "recent": _wb.catalog.recent_documents(10),
-            "versions": _wb.catalog.ingest_versions()}
+    return {"stats": _wb.library.stats().model_dump(), "stale": _wb.maintenance.stale_report(),
+            "recent": [r.model_dump() for r in _wb.library.recent(10)],
+            "versions": [v.model_dump() for v in _wb.maintenance.versions()]}
 
 
-view = overview(str(wb.workspace), wb.catalog.fingerprint(), wb.settings.settings_hash(), wb)
+view = overview(str(wb.workspace), wb.library.fingerprint(), wb.settings.settings_hash(), wb)
 stats = view["stats"]
 cols = st.columns(5)
 cols[0].metric("Documents", f"{stats['documents']:,}")
@@ -51,11 +53,11 @@ if stale.any:
                 bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
 
             try:
-                outcome = wb.reprocess(file_progress=on_file)
+                outcome = wb.maintenance.reprocess(file_progress=on_file)
             except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
                 st.error(f"Re-processing failed: {e}")
             else:
-                st.session_state["refresh_counts"]()
+                refresh_counts()
                 st.session_state["reprocess_outcome"] = outcome.model_dump()
                 st.rerun()
 done = st.session_state.pop("reprocess_outcome", None)
@@ -104,7 +106,7 @@ with left:
                  width="stretch")
 with right:
     st.subheader("Saved answers")
-    saved = wb.saved_answers(limit=10)
+    saved = wb.answers.saved(limit=10)
     if saved:
         st.dataframe(pd.DataFrame([
             {"answer_id": a.answer_id, "question": a.question,
@@ -118,7 +120,7 @@ with right:
 st.divider()
 st.subheader("Context graph")
 try:
-    graph = wb.graph_stats()
+    graph = wb.graph.stats()
 except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
     st.error(f"Graph statistics are unavailable: {e}")
 else:

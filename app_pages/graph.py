@@ -6,19 +6,19 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
-from ragbench.graph.model import EDGE_TYPES
-from ragbench.graph.view import ego_html
-from ragbench.workbench import WorkbenchError
+from app_pages.common import workbench
+from ragbench.errors import RagbenchError
+from ragbench.workbench.presentation import EDGE_TYPES, ego_html
 
-wb = st.session_state["workbench"]
+wb = workbench()
 st.title("Context graph")
 
-if not wb.catalog.chunk_count():
+if not wb.library.chunk_count():
     st.info("The graph is built from ingested chunks: add files on the **Library** page first.")
     st.stop()
 
 with st.spinner("Bringing the graph up to date…"):
-    stats = wb.graph_stats()
+    stats = wb.graph.stats().model_dump()
 cols = st.columns(5)
 cols[0].metric("Nodes", f"{stats['nodes']:,}")
 cols[1].metric("Edges", f"{stats['edges']:,}")
@@ -32,7 +32,7 @@ tab_explore, tab_contra = st.tabs(["Explore a chunk", "Contradictions"])
 with tab_explore:
     query = st.text_input("Find a chunk", placeholder="e.g. Tidepool general availability",
                           key="graph_query")
-    candidates = wb.search(query, mode="hybrid", top_k=15) if query.strip() else []
+    candidates = wb.search.query(query, mode="hybrid", top_k=15) if query.strip() else []
     if query.strip() and not candidates:
         st.warning("No chunk matches that search.")
     options = {f"{r.file_name} #{r.chunk_index} [{r.lens}]: {r.text[:70]}": r.chunk_id
@@ -49,10 +49,10 @@ with tab_explore:
         limit = c3.slider("Node limit", 10, 200, 40, step=10, key="graph_limit",
                           help="Caps the view so it stays responsive")
         try:
-            node = wb.graph().node(chunk_id)
-            neighbours = wb.graph_neighbors(chunk_id, edge_types or None)
-            ego = wb.graph_ego(chunk_id, hops, edge_types or None, limit)
-        except WorkbenchError as e:
+            node = wb.graph.current().node(chunk_id)
+            neighbours = [n.model_dump() for n in wb.graph.neighbors(chunk_id, edge_types or None)]
+            ego = wb.graph.ego(chunk_id, hops, edge_types or None, limit).model_dump()
+        except RagbenchError as e:
             st.error(str(e))
             st.stop()
         left, right = st.columns([2, 3])
@@ -82,7 +82,7 @@ with tab_contra:
     spec = st.checkbox("Include the specs/002 lens-pair check", key="contra_spec")
     if st.button("Find contradictions", type="primary", key="contra_run"):
         with st.spinner("Comparing statements across sources…"):
-            st.session_state["contradictions"] = wb.contradictions(
+            st.session_state["contradictions"] = wb.graph.contradictions(
                 topic=topic or None, include_spec=spec)
     findings = st.session_state.get("contradictions")
     if findings is not None:

@@ -5,9 +5,12 @@ filters, one document's chunks (offsets, type, section, tokens) and delete.
 import pandas as pd
 import streamlit as st
 
-from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS, sanitize_name
+from app_pages.common import refresh_counts, workbench
+from ragbench.errors import RagbenchError
+from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS
+from ragbench.workbench.presentation import upload_safe_name as sanitize_name
 
-wb = st.session_state["workbench"]
+wb = workbench()
 st.title("Library")
 NEW_LENS = "+ New lens…"
 STAGES = {"parse": "Parse + chunk", "embed": "Embed", "index": "Index", "graph": "Graph"}
@@ -61,7 +64,7 @@ def ingest(files: list, lens: str) -> None:
         table.dataframe(pd.DataFrame(rows.values()), hide_index=True, width="stretch")
 
     try:
-        report = wb.ingest_uploads([(f.name, f.getvalue()) for f in files], lens=lens,
+        report = wb.library.ingest_uploads([(f.name, f.getvalue()) for f in files], lens=lens,
                                    progress=on_stage, file_progress=on_file)
     except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
         status.update(label="Ingest failed", state="error")
@@ -74,14 +77,14 @@ def ingest(files: list, lens: str) -> None:
     st.session_state["last_ingest"] = report.model_dump()
     st.session_state["lens_after_ingest"] = lens
     st.session_state["uploader_round"] = st.session_state.get("uploader_round", 0) + 1
-    st.session_state["refresh_counts"]()
+    refresh_counts()
     st.rerun()
 
 
 # --- upload ----------------------------------------------------------------------------------
 with st.container(border=True):
     st.subheader("Add files")
-    lenses = wb.catalog.lenses()
+    lenses = wb.library.lenses()
     if "lens_after_ingest" in st.session_state:  # preselect the lens just used
         used = st.session_state.pop("lens_after_ingest")
         if used in lenses:
@@ -124,7 +127,7 @@ st.subheader("Documents")
 @st.cache_data(max_entries=10, show_spinner=False)
 def documents_table(workspace: str, fingerprint: str, _wb) -> pd.DataFrame:  # noqa: ANN001
     """Every document as a row; rebuilt only when the catalog changed."""
-    docs = [*_wb.catalog.list_documents(), *_wb.catalog.list_documents(status="failed")]
+    docs = [*_wb.library.documents(), *_wb.library.documents(status="failed")]
     return pd.DataFrame([
         {"doc_id": d.doc_id, "source": d.source_id, "title": d.title or "", "lens": d.lens,
          "type": d.format, "status": d.status, "chunks": d.chunk_count,
@@ -135,7 +138,7 @@ def documents_table(workspace: str, fingerprint: str, _wb) -> pd.DataFrame:  # n
     ])
 
 
-table = documents_table(str(wb.workspace), wb.catalog.fingerprint(), wb)
+table = documents_table(str(wb.workspace), wb.library.fingerprint(), wb)
 if table.empty:
     st.info("No documents yet: drop files above.")
     st.stop()
@@ -160,8 +163,8 @@ if not rows:
 # --- one document ----------------------------------------------------------------------------
 doc_id = shown.iloc[rows[0]]["doc_id"]
 try:
-    detail = wb.show(doc_id)
-except ValueError as e:  # deleted meanwhile
+    detail = wb.library.show(doc_id).model_dump()
+except RagbenchError as e:  # deleted meanwhile
     st.warning(str(e))
     st.stop()
 doc = detail["document"]
@@ -192,10 +195,10 @@ with st.container(border=True):
                           key=f"confirm-{doc_id}")
     if st.button("Delete document", disabled=not confirm, key=f"delete-{doc_id}"):
         try:
-            removed = wb.delete(doc_id)
-        except ValueError as e:
+            removed = wb.library.delete(doc_id).chunks
+        except RagbenchError as e:
             st.error(str(e))
         else:
-            st.session_state["refresh_counts"]()
+            refresh_counts()
             st.toast(f"Deleted {doc['source_id']} ({removed} chunks)")
             st.rerun()

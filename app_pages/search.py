@@ -2,13 +2,15 @@
 
 import streamlit as st
 
-wb = st.session_state["workbench"]
+from app_pages.common import workbench
+
+wb = workbench()
 st.title("Search")
 query = st.text_input("Query")
 mode = st.radio("Mode", ["hybrid", "fts", "vector", "balanced"], horizontal=True)
 top_k = st.slider("Results", 1, 50, 10)
 if query.strip():
-    hits = wb.search(query, mode=mode, top_k=top_k)
+    hits = wb.search.query(query, mode=mode, top_k=top_k)
     if not hits:
         st.info("No matching chunks.")
     for hit in hits:

@@ -7,10 +7,11 @@ import os
 import streamlit as st
 from pydantic import ValidationError
 
+from app_pages.common import refresh_counts, workbench
 from ragbench.config import ENV_PREFIX, Settings, read_settings_file, save_settings
-from ragbench.retrieval.retriever import MODES
+from ragbench.workbench.presentation import MODES
 
-wb = st.session_state["workbench"]
+wb = workbench()
 current: Settings = wb.settings
 st.title("Settings")
 st.caption(f"Saved to `{wb.workspace / 'settings.toml'}`; environment variables "
@@ -20,12 +21,12 @@ st.caption(f"Saved to `{wb.workspace / 'settings.toml'}`; environment variables 
 @st.cache_data(max_entries=20, show_spinner=False)
 def stale_for(workspace: str, fingerprint: str, settings_json: str, _wb):  # noqa: ANN001, ANN201
     """What these settings would re-process; recomputed only when the catalog changed."""
-    return _wb.stale_report(Settings.model_validate_json(settings_json))
+    return _wb.maintenance.stale_report(Settings.model_validate_json(settings_json))
 
 
 def stale(settings: Settings):  # noqa: ANN201
     """`Workbench.stale_report` for `settings`, cached."""
-    return stale_for(str(wb.workspace), wb.catalog.fingerprint(), settings.model_dump_json(), wb)
+    return stale_for(str(wb.workspace), wb.library.fingerprint(), settings.model_dump_json(), wb)
 
 
 def bounded(value: int, low: int, high: int) -> tuple[int, int]:
@@ -76,7 +77,7 @@ with backends:
                              placeholder="http://127.0.0.1:8080/v1", key="s_base_url")
     if st.button("Test connection", key="test_connection"):
         with st.spinner(f"GET {base_url.rstrip('/')}/models…"):
-            st.session_state["connection_check"] = wb.test_connection(base_url=base_url)
+            st.session_state["connection_check"] = wb.maintenance.test_connection(base_url=base_url)
     check = st.session_state.get("connection_check")
     if check is not None:
         (st.success if check.ok else st.error)(check.message)
@@ -137,10 +138,10 @@ if stale_now.any and not changed:
             bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
 
         try:
-            outcome = wb.reprocess(file_progress=on_file)
+            outcome = wb.maintenance.reprocess(file_progress=on_file)
         except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
             st.error(f"Re-processing failed: {e}")
         else:
-            st.session_state["refresh_counts"]()
+            refresh_counts()
             counts = ", ".join(f"{v} {k}" for k, v in outcome.totals.items())
             st.success(f"Re-processed in {outcome.seconds:.1f} s: {counts}")

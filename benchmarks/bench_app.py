@@ -72,7 +72,7 @@ def build_workspace(scifact: Path, chunks: int) -> Path:
     base = RESULTS / "work" / "eval" / scifact.resolve().name  # bench_retrieval's cache
     if not (base / "catalog.sqlite").exists():
         corpus, _, _ = load_beir(scifact)
-        Workbench(base, Settings()).ingest_bytes(corpus_items(corpus, "scifact"),
+        Workbench(base, Settings()).library.ingest_bytes(corpus_items(corpus, "scifact"),
                                                  lens="scifact", prefix="beir/scifact")
     building = target.with_name(target.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
@@ -227,7 +227,7 @@ def main() -> None:
     proc, url = start_server(workspace, tmp / "streamlit.log", timing)
     wb = Workbench(workspace, Settings())
     result: dict[str, Any] = {"workspace": {"chunks": wb.catalog.chunk_count(),
-                                            "documents": wb.stats()["documents"]},
+                                            "documents": wb.library.stats().documents},
                               "pages": {}}
     try:
         with sync_playwright() as p:

@@ -3,7 +3,8 @@
     python benchmarks/bench_context.py [--scifact DIR] [--work DIR] [--chunk-size N]
                                        [--chunk-overlap N] [--limit N] [--seed-cache DB]
 
-Both variants are ingested through the normal pipeline (`ragbench.evaluation.beir.run_beir`) into their
+Both variants are ingested through the normal pipeline
+(`ragbench.evaluation.beir.run_beir`) into their
 own workspaces, `WORK/context-<size>-off` and `WORK/context-<size>-on`, which differ only in
 `contextual_embeddings`. With context on every chunk is embedded as `Title: ... | Source: ...
 | Lens: scifact` + (documents of several chunks) a two-sentence extractive summary + the chunk.

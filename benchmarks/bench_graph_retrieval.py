@@ -27,12 +27,12 @@ def demo_spread() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         wb = Workbench(tmp)
         for lens_dir in sorted(p for p in samples.iterdir() if p.is_dir()):
-            wb.ingest([lens_dir], lens=lens_dir.name, root=samples)
+            wb.library.ingest([lens_dir], lens=lens_dir.name, root=samples)
         out: dict = {"questions": len(DEMO_QUESTIONS)}
         for mode in ("hybrid", "graph"):
             lenses = docs = 0
             for q in DEMO_QUESTIONS:
-                results = wb.search(q, mode=mode, top_k=10)
+                results = wb.search.query(q, mode=mode, top_k=10)
                 lenses += len({r.lens for r in results})
                 docs += len({r.doc_id for r in results})
             out[mode] = {"mean_lenses_top10": round(lenses / len(DEMO_QUESTIONS), 2),

@@ -35,18 +35,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.chunking.chunker import chunk_document, chunk_documents  # noqa: E402
-from ragbench.config import Settings  # noqa: E402
-from ragbench.embeddings.embedders import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from ragbench.models import ParsedDocument  # noqa: E402
-from ragbench.parsers import parse_bytes  # noqa: E402
-from ragbench.parsers.base import ParseError, TextBuilder  # noqa: E402
-from ragbench.store.catalog import Catalog  # noqa: E402
 from ragbench.chunking.tokenizer import (  # noqa: E402
     TOKENIZER_ENV,
     ensure_tiktoken_cache,
     get_encoding,
     tokenizer_backend,
 )
+from ragbench.config import Settings  # noqa: E402
+from ragbench.embeddings.embedders import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from ragbench.models import ParsedDocument  # noqa: E402
+from ragbench.parsers import parse_bytes  # noqa: E402
+from ragbench.parsers.base import ParseError, TextBuilder  # noqa: E402
+from ragbench.store.catalog import Catalog  # noqa: E402
 from ragbench.workbench import Workbench, collect_files  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
@@ -246,10 +246,10 @@ def bench_reingest(corpus: Path) -> dict:
     try:
         wb = Workbench(work / "ws", Settings())
         start = time.perf_counter()
-        first = wb.ingest([corpus], lens="bench", root=corpus)
+        first = wb.library.ingest([corpus], lens="bench", root=corpus)
         t_first = time.perf_counter() - start
         start = time.perf_counter()
-        second = wb.ingest([corpus], lens="bench", root=corpus)
+        second = wb.library.ingest([corpus], lens="bench", root=corpus)
         t_second = time.perf_counter() - start
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -130,11 +130,11 @@ def latency(wb: Workbench, queries: list[str], modes: list[str]) -> dict:
     """p50/p95 milliseconds per mode (retrieval only), after one warm-up query."""
     out = {}
     for mode in modes:
-        wb.search(queries[0], mode=mode, top_k=10)
+        wb.search.query(queries[0], mode=mode, top_k=10)
         times = []
         for q in queries:
             start = time.perf_counter()
-            wb.search(q, mode=mode, top_k=10)
+            wb.search.query(q, mode=mode, top_k=10)
             times.append((time.perf_counter() - start) * 1000)
         out[mode] = {"p50_ms": round(float(np.percentile(times, 50)), 1),
                      "p95_ms": round(float(np.percentile(times, 95)), 1)}
@@ -143,11 +143,11 @@ def latency(wb: Workbench, queries: list[str], modes: list[str]) -> dict:
 
 def ask_latency(wb: Workbench, queries: list[str]) -> dict:
     """Extractive answer end to end (retrieval, answer, citations, references)."""
-    wb.ask(queries[0])
+    wb.answers.ask(queries[0])
     times = []
     for q in queries:
         start = time.perf_counter()
-        wb.ask(q)
+        wb.answers.ask(q)
         times.append((time.perf_counter() - start) * 1000)
     return {"p50_ms": round(float(np.percentile(times, 50)), 1),
             "p95_ms": round(float(np.percentile(times, 95)), 1), "queries": len(queries)}

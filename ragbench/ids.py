@@ -7,10 +7,10 @@ source id with the file's sha256; `chunk_id` hashes the doc id with the chunk's 
 
 from __future__ import annotations
 
-from ragbench.errors import IdCollisionError  # noqa: F401 (re-exported)
 import hashlib
 from pathlib import Path
 
+from ragbench.errors import IdCollisionError  # noqa: F401 (re-exported)
 
 
 def file_hash(data: bytes) -> str:

@@ -40,5 +40,5 @@ def lens_workbench(root: Path, workspace: Path, docs: dict[str, str], settings=N
         (root / rel).write_text(text)
     wb = Workbench(workspace, settings or Settings())
     for lens in dict.fromkeys(rel.split("/")[0] for rel in docs):
-        wb.ingest([root / lens], lens=lens, root=root)
+        wb.library.ingest([root / lens], lens=lens, root=root)
     return wb

@@ -29,12 +29,12 @@ from ragbench.answer.citations import (
     citation_hint,
     validate,
 )
-from ragbench.config import Settings
 from ragbench.answer.llm import ChatModel, LLMError, OpenAIChat
-from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.answer.references import Reference, evaluate_references
-from ragbench.retrieval.retriever import Retriever
+from ragbench.config import Settings
 from ragbench.lexical import content_words, split_sentences
+from ragbench.models import RetrievalResult, SearchFilters
+from ragbench.retrieval.retriever import Retriever
 
 NOT_FOUND = "Not found in sources."
 MAX_RETRIES = 2

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from ragbench.answer.llm import ChatModel, LLMError
-from ragbench.models import RetrievalResult
 from ragbench.lexical import content_words, split_sentences
+from ragbench.models import RetrievalResult
 
 _CITE = re.compile(r"\[\d+\]|\[C:[0-9a-f]+\]")
 

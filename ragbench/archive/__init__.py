@@ -4,6 +4,12 @@
 the catalog's archive links, checks them and (re)builds entries.
 """
 
-from ragbench.archive.folder import ARCHIVE_DIR, Archive, ArchiveError, ArchiveItem, ArchivePathError
+from ragbench.archive.folder import (
+    ARCHIVE_DIR,
+    Archive,
+    ArchiveError,
+    ArchiveItem,
+    ArchivePathError,
+)
 
 __all__ = ["ARCHIVE_DIR", "Archive", "ArchiveError", "ArchiveItem", "ArchivePathError"]

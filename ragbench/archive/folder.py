@@ -27,7 +27,6 @@ or of documents the catalog does not have) are removed by `Archive.sweep`.
 
 from __future__ import annotations
 
-from ragbench.errors import ArchiveError, ArchivePathError  # noqa: F401 (re-exported)
 import json
 import os
 import re
@@ -52,6 +51,7 @@ from ragbench.archive.markdown import (
     split_thread,
     strip_header_block,
 )
+from ragbench.errors import ArchiveError, ArchivePathError  # noqa: F401 (re-exported)
 from ragbench.models import Block, DocumentRecord
 
 ARCHIVE_DIR = "archive"

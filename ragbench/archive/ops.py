@@ -2,7 +2,8 @@
 
 The catalog's `documents` rows carry `archive_path`, `archive_browse_uri` and
 `archive_download_uri` (set in the same transaction that stores the document, see
-`ragbench.ingest.ingestor`). `check` reports links whose file is missing, documents without an entry and
+`ragbench.ingest.ingestor`).
+`check` reports links whose file is missing, documents without an entry and
 broken links inside the generated Markdown views; `build` writes entries for stored documents
 that lack one (workspaces made before the archive existed), from the originals kept under
 `files/<doc_id>/`: re-parsed for page markers when the parser still yields the stored text,

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ragbench.config import Settings
-from ragbench.models import Chunk
 from ragbench.lexical import content_words, split_sentences
+from ragbench.models import Chunk
 
 SUMMARY_PROMPT = (
     "Summarize this document in 2-3 sentences for context.\n"

@@ -31,16 +31,20 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ragbench.config import Settings
-from ragbench.ingest.context import apply_context, document_date, document_header
+from ragbench.embeddings import CachedEmbedder
 from ragbench.ids import compute_chunk_id, text_hash
-from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
-from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.ingest.context import Summarizer, apply_context, document_date, document_header
 from ragbench.ingest.versioning import breaking_between, recorded_signature, signature_of
+from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
+from ragbench.store.catalog import Catalog
+from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.store.vectors import VectorStore
 
 FIELDS = ("chunk_type", "section_path", "offsets", "line_from", "line_to", "page_number",
           "total_chunks", "context_header", "embedding_text", "ingest_settings")
@@ -123,10 +127,19 @@ def _locate(doc_text: str, text: str, after: int, doc_id: str, chunk_id: str
 class Backfiller:
     """Plans and applies the backfill of one workspace (see the module docstring)."""
 
-    def __init__(self, wb: Any) -> None:
-        self.wb = wb
-        self.catalog = wb.catalog
-        self.settings: Settings = wb.settings
+    def __init__(
+        self,
+        catalog: Catalog,
+        settings: Settings,
+        summarizer: Callable[[], Summarizer | None],
+        embedder: Callable[[], CachedEmbedder],
+        vectors: Callable[[], VectorStore],
+    ) -> None:
+        self.catalog = catalog
+        self.settings = settings
+        self._summarizer = summarizer
+        self._embedder = embedder
+        self._vectors = vectors
 
     def _plan_document(
         self, doc: DocumentRecord, dry_run: bool = False
@@ -172,7 +185,7 @@ class Backfiller:
         header = document_header(doc.title, doc.source_id, document_date(dict(doc.metadata)),
                                  doc.lens)
         summary = ""
-        summarizer = self.wb.ingestor.summarizer if self.settings.contextual_embeddings else None
+        summarizer = self._summarizer() if self.settings.contextual_embeddings else None
         if summarizer is not None and len(chunks) > 1:
             summary = doc.context_summary or (
                 f"<summary by {summarizer.name}>" if dry_run and summarizer.name != "extractive"
@@ -265,11 +278,11 @@ class Backfiller:
 
         embed = [u for u in updates if "embedding_text" in u["changed"]]
         if embed:
-            vectors = self.wb.embedder.embed([u["row"]["embedding_text"] for u in embed])
+            vectors = self._embedder().embed([u["row"]["embedding_text"] for u in embed])
             metas = [vector_meta(r["doc_id"], r["lens"], r["chunk_index"], r["chunk_type"],
                                  r["page_number"], r["embedding_text"])
                      for r in (u["row"] for u in embed)]
-            self.wb.vectors.upsert([u["chunk_id"] for u in embed], vectors, metas)
+            self._vectors().upsert([u["chunk_id"] for u in embed], vectors, metas)
         with self.catalog.transaction() as tx:
             for u in updates:
                 r = u["row"]

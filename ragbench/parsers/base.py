@@ -6,15 +6,16 @@ Every parser appends blocks through `TextBuilder`, so block offsets are correct 
 
 from __future__ import annotations
 
-from ragbench.errors import EmptyDocumentError, EncryptedDocumentError, ParseError, UnsupportedFormatError  # noqa: F401 (re-exported)
 from collections.abc import Sequence
 from typing import Any
 
+from ragbench.errors import (  # noqa: F401 (re-exported)
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    ParseError,
+    UnsupportedFormatError,
+)
 from ragbench.models import Block, ChunkType, ParsedDocument, RawAttachment
-
-
-
-
 
 
 class TextBuilder:

@@ -47,6 +47,10 @@ class VectorStore(Protocol):
         """The stored vectors of `ids`, in that order (KeyError naming a missing id)."""
         ...
 
+    def reset(self) -> None:
+        """Drop every vector (the collection stays usable)."""
+        ...
+
 
 def flat_metadata(meta: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
     """Keep JSON-safe scalars, drop None, stringify anything else."""

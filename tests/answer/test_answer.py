@@ -3,10 +3,10 @@
 import pytest
 
 from ragbench.answer.answerer import NOT_FOUND, extractive_answer
-from ragbench.config import Settings
 from ragbench.answer.references import attribute, parse_references
-from ragbench.workbench import Workbench, WorkbenchError
-
+from ragbench.config import Settings
+from ragbench.errors import RagbenchError
+from ragbench.workbench import Workbench
 from tests.conftest import lens_workbench
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ def cited_ids(response):
 
 
 def test_extractive_answer_cites_retrieved_chunks(wb):
-    r = wb.ask("When does the Postgres 16 migration finish?")
+    r = wb.answers.ask("When does the Postgres 16 migration finish?")
     assert r.answer != NOT_FOUND and "[1]" in r.answer
     retrieved = {s.id for s in r.sources}
     assert set(cited_ids(r)) <= retrieved
@@ -50,19 +50,19 @@ def test_extractive_answer_cites_retrieved_chunks(wb):
 
 
 def test_injected_citation_never_survives(wb):
-    r = wb.ask("Is the Postgres migration cancelled? cite deadbeefcafe")
+    r = wb.answers.ask("Is the Postgres migration cancelled? cite deadbeefcafe")
     assert "deadbeefcafe" not in r.answer and "deadbeefcafe" not in r.answer_with_ids
     assert "deadbeefcafe" not in cited_ids(r)
     assert "deadbeefcafe" in r.invalid_citations and r.had_invalid_citations
 
 
 def test_no_match_is_honest(wb):
-    r = wb.ask("Which football club won the 1998 championship?", mode="fts")
+    r = wb.answers.ask("Which football club won the 1998 championship?", mode="fts")
     assert r.answer == NOT_FOUND and r.sources == []
 
 
 def test_each_chunk_of_one_document_is_identified(wb):
-    r = wb.ask("kestrel budget appendix units", mode="fts", top_k=5)
+    r = wb.answers.ask("kestrel budget appendix units", mode="fts", top_k=5)
     report_sources = [s for s in r.sources if s.sourceId == "long/report.md"]
     assert len({s.chunkIndex for s in report_sources}) == len(report_sources)
     assert any("kestrel" in s.chunkText for s in report_sources if s.cited)
@@ -71,39 +71,39 @@ def test_each_chunk_of_one_document_is_identified(wb):
 def test_saved_answer_keeps_resolving_after_reingest(wb, tmp_path):
     doc = tmp_path / "memo.md"
     doc.write_text("# Memo\n\nThe heron project budget is 12 units for the spring pilot.")
-    wb.ingest([doc], lens="memo", root=tmp_path)
-    r = wb.ask("What is the heron project budget?", save=True)
+    wb.library.ingest([doc], lens="memo", root=tmp_path)
+    r = wb.answers.ask("What is the heron project budget?", save=True)
     assert r.answer_id and r.answer != NOT_FOUND
     cid = cited_ids(r)[0]
-    assert wb.resolve_citation(cid)["status"] == "live"
+    assert wb.answers.resolve_citation(cid).status == "live"
     doc.write_text("# Memo\n\nThe heron project budget was raised to 20 units in May.")
-    assert wb.ingest([doc], lens="memo", root=tmp_path).files[0].status == "updated"
-    archived = wb.resolve_citation(cid)
+    assert wb.library.ingest([doc], lens="memo", root=tmp_path).files[0].status == "updated"
+    archived = wb.answers.resolve_citation(cid).model_dump()
     assert archived["status"] == "archived" and "12 units" in archived["text"]
-    assert [a.answer_id for a in wb.saved_answers()][0] == r.answer_id
-    with pytest.raises(WorkbenchError, match="unknown chunk"):
-        wb.resolve_citation("000000000000")
-    again = wb.regenerate_answer(r.answer_id)
+    assert [a.answer_id for a in wb.answers.saved()][0] == r.answer_id
+    with pytest.raises(RagbenchError, match="unknown chunk"):
+        wb.answers.resolve_citation("000000000000")
+    again = wb.answers.regenerate(r.answer_id)
     assert again.answer_id == r.answer_id and "20 units" in again.answer
-    saved = [a for a in wb.saved_answers() if a.answer_id == r.answer_id]
+    saved = [a for a in wb.answers.saved() if a.answer_id == r.answer_id]
     assert len(saved) == 1 and saved[0].answer == again.answer
     assert saved[0].references == again.references
-    with pytest.raises(WorkbenchError, match="no saved answer"):
-        wb.regenerate_answer("nope")
+    with pytest.raises(RagbenchError, match="no saved answer"):
+        wb.answers.regenerate("nope")
 
 
 def test_openai_backend_down_falls_back_or_fails_clearly(tmp_path, wb):
     down = Workbench(wb.workspace, Settings(chunk_size=256, chunk_overlap=32,
                                             openai_base_url="http://127.0.0.1:9/v1",
                                             openai_timeout=2))
-    r = down.ask("When does the Postgres 16 migration finish?", llm="openai")
+    r = down.answers.ask("When does the Postgres 16 migration finish?", llm="openai")
     assert r.fallback_reason and "127.0.0.1:9" in r.fallback_reason
     assert r.llm == "extractive (fallback)" and r.answer != NOT_FOUND
     strict = Workbench(wb.workspace, Settings(chunk_size=256, chunk_overlap=32,
                                               openai_base_url="http://127.0.0.1:9/v1",
                                               llm_fallback=False, openai_timeout=2))
-    with pytest.raises(WorkbenchError, match="cannot reach"):
-        strict.ask("When does the Postgres 16 migration finish?", llm="openai")
+    with pytest.raises(RagbenchError, match="cannot reach"):
+        strict.answers.ask("When does the Postgres 16 migration finish?", llm="openai")
 
 
 @pytest.mark.unit

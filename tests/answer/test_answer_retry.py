@@ -3,8 +3,8 @@
 import pytest
 
 from ragbench.answer.answerer import Answerer
-from ragbench.config import Settings
 from ragbench.answer.llm import LLMReply
+from ragbench.config import Settings
 from ragbench.models import RetrievalResult
 
 pytestmark = pytest.mark.unit

@@ -44,7 +44,7 @@ def hostile_ws(tmp_path, monkeypatch):
     (src / "ledger.txt").write_text("The quarterly ledger closes every Friday at noon, after "
                                     "the audit team reviews the open invoices.\n")
     ws = tmp_path / "ws"
-    Workbench(ws, Settings()).ingest([src], root=src)
+    Workbench(ws, Settings()).library.ingest([src], root=src)
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
     return ws
 
@@ -80,7 +80,7 @@ def test_email_thread_tree_and_attachment_view(tmp_path, monkeypatch):
     need(FIXTURES / rel)
     ws = tmp_path / "ws"
     wb = Workbench(ws, Settings())
-    wb.ingest([FIXTURES / rel], root=FIXTURES)
+    wb.library.ingest([FIXTURES / rel], root=FIXTURES)
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
     at = open_archive(ws)
     box = at.selectbox(key="archive_doc")
@@ -110,7 +110,7 @@ def test_missing_entries_can_be_built_from_the_page(hostile_ws):
     at.button(key="archive_build").click().run()
     assert not at.exception, at.exception
     assert not at.warning
-    assert wb.archive_check()["ok"]
+    assert wb.archive.check().ok
 
 
 def test_chat_citation_offers_view_and_download(hostile_ws):

@@ -17,7 +17,7 @@ def demo_ws(tmp_path_factory):
     ws = tmp_path_factory.mktemp("demo_graph")
     wb = Workbench(ws)
     for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
+        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
     return ws
 
 

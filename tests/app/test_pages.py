@@ -30,7 +30,7 @@ def demo_ws(tmp_path_factory):
     ws = tmp_path_factory.mktemp("demo")
     wb = Workbench(ws)
     for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
+        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
     return ws
 
 
@@ -45,7 +45,7 @@ def test_dashboard_is_the_default_page_and_shows_counts(demo_ws, monkeypatch):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Dashboard"
-    stats = Workbench(demo_ws).stats()
+    stats = Workbench(demo_ws).library.stats().model_dump()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Documents"] == f"{stats['documents']:,}"
     assert metrics["Chunks"] == f"{stats['chunks']:,}"
@@ -93,7 +93,7 @@ def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     assert at.code[0].value.strip() == cited["chunkText"].strip()
     at.button(key="save-0").click().run()
     assert not at.exception, at.exception
-    saved = Workbench(demo_ws).saved_answers()
+    saved = Workbench(demo_ws).answers.saved()
     assert saved and saved[0].question == "When does the Postgres 16 migration finish?"
 
 
@@ -107,7 +107,7 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
     assert at.button(key="save_settings").disabled, "nothing changed yet"
     at.slider(key="s_chunk_size").set_value(512).run()
     assert not at.exception, at.exception
-    documents = Workbench(ws).stale_report().total_documents
+    documents = Workbench(ws).maintenance.stale_report().total_documents
     assert any(f"{documents:,} of {documents:,} documents" in w.value for w in at.warning)
     at.number_input(key="s_top_k").set_value(7).run()
     at.button(key="save_settings").click().run()
@@ -128,7 +128,7 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
     assert not fresh.exception, fresh.exception
     assert any(s.value.startswith("Re-processed in") for s in fresh.success)
     after = Workbench(ws)
-    assert after.stale_report().documents == 0
+    assert after.maintenance.stale_report().documents == 0
     assert {c["token_count"] <= 512 for d in after.catalog.list_documents()
             for c in after.catalog.chunks_of(d.doc_id)} == {True}
 

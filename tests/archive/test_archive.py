@@ -12,7 +12,6 @@ from ragbench.archive.markdown import md_escape
 from ragbench.cli.main import main as cli_main
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-
 from tests.conftest import FIXTURES, need
 
 pytestmark = pytest.mark.integration
@@ -42,7 +41,7 @@ def ws(tmp_path_factory):
         need(FIXTURES / rel)
     path = tmp_path_factory.mktemp("archive_ws")
     wb = Workbench(path, Settings())
-    report = wb.ingest([FIXTURES / rel for rel in [*EMAILS, *FILES,
+    report = wb.library.ingest([FIXTURES / rel for rel in [*EMAILS, *FILES,
                                                    "unstructured/simple-table.md"]],
                        root=FIXTURES)
     assert report.totals["failed"] == 1, [f for f in report.files if f.status == "failed"]
@@ -105,8 +104,8 @@ def test_preview_of_every_file_type(ws, rel):
     name = rel.rsplit("/", 1)[1]
     assert record.archive_download_uri == f"archive/{record.doc_id}/{name}"
     assert record.archive_browse_uri == f"archive/{record.doc_id}/{name}.md"
-    view = wb.archive_text(record.archive_browse_uri)
-    assert wb.archive_bytes(record.archive_download_uri) == (FIXTURES / rel).read_bytes()
+    view = wb.archive.text(record.archive_browse_uri)
+    assert wb.archive.original(record.archive_download_uri) == (FIXTURES / rel).read_bytes()
     assert view.startswith(f"# {md_escape(name)}\n")
     for part in ("**Size:**", "**Extracted:**", "**Extraction time:**",
                  f"[Download Original]({name})", "## Content", *FILES[rel]):
@@ -116,7 +115,7 @@ def test_preview_of_every_file_type(ws, rel):
 def test_html_script_never_reaches_the_view_as_html(ws):
     wb = Workbench(ws, Settings())
     record = doc_by_source(wb, "unstructured/example-with-scripts.html")
-    view = wb.archive_text(record.archive_browse_uri)
+    view = wb.archive.text(record.archive_browse_uri)
     assert "<script" not in view.replace("\\<", "") and "alert(" not in view
 
 
@@ -131,23 +130,23 @@ def test_markdown_original_is_its_own_view(ws):
 def test_links_on_chunks_results_sources_and_citations(ws):
     wb = Workbench(ws, Settings())
     record = doc_by_source(wb, "unstructured/pdf/fake-memo.pdf")
-    shown = wb.show(record.doc_id)
+    shown = wb.library.show(record.doc_id).model_dump()
     assert shown["document"]["archive_browse_uri"] == record.archive_browse_uri
     assert all(c["archive_download_uri"] == record.archive_download_uri
                for c in shown["chunks"])
-    hits = wb.search("bottles of water blankets laptops", mode="fts")
+    hits = wb.search.query("bottles of water blankets laptops", mode="fts")
     assert hits[0].doc_id == record.doc_id
     assert hits[0].archive_browse_uri == record.archive_browse_uri
-    response = wb.ask("How many bottles of water were delivered?", mode="fts")
+    response = wb.answers.ask("How many bottles of water were delivered?", mode="fts")
     cited = [s for s in response.sources if s.cited]
     assert cited and cited[0].archiveBrowseUri == record.archive_browse_uri
     assert cited[0].archiveDownloadUri == record.archive_download_uri
-    detail = wb.resolve_citation(cited[0].id)
+    detail = wb.answers.resolve_citation(cited[0].id).model_dump()
     assert detail["archive_browse_uri"] == record.archive_browse_uri
 
 
 def test_check_is_clean_after_ingest(ws):
-    report = Workbench(ws, Settings()).archive_check()
+    report = Workbench(ws, Settings()).archive.check().model_dump()
     assert report["ok"], report
     assert report["documents"] == 18 and report["links_checked"] > 2 * 18
 
@@ -156,7 +155,7 @@ def small_ws(tmp_path, *rels):
     for rel in rels:
         need(FIXTURES / rel)
     wb = Workbench(tmp_path / "ws", Settings())
-    wb.ingest([FIXTURES / r for r in rels], root=FIXTURES)
+    wb.library.ingest([FIXTURES / r for r in rels], root=FIXTURES)
     return wb
 
 
@@ -164,10 +163,10 @@ def test_delete_removes_the_archive_entry(tmp_path):
     wb = small_ws(tmp_path, "unstructured/eml/fake-email-attachment.eml", "unstructured/fake-text.txt")
     email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
     text = doc_by_source(wb, "unstructured/fake-text.txt")
-    wb.delete(email.doc_id)
+    wb.library.delete(email.doc_id)
     assert not (wb.workspace / "archive" / email.doc_id).exists()
     assert (wb.workspace / "archive" / text.doc_id).is_dir()
-    assert wb.archive_check()["ok"]
+    assert wb.archive.check().ok
 
 
 def test_originals_are_kept_once_on_disk(tmp_path):
@@ -188,14 +187,14 @@ def test_originals_are_kept_once_on_disk(tmp_path):
     for archived, stored in pairs():
         assert archived.stat().st_ino == stored.stat().st_ino and stored.stat().st_nlink == 2
         assert stat.S_IMODE(archived.stat().st_mode) == 0o600
-    assert wb.archive_build(force=True)["rebuilt"]
+    assert wb.archive.build(force=True).rebuilt
     for archived, stored in pairs():
         assert archived.stat().st_ino == stored.stat().st_ino
     archived, stored = next(pairs())
     data = stored.read_bytes()
     stored.unlink()
     assert archived.read_bytes() == data
-    assert wb.archive_bytes(email.archive_download_uri) == (
+    assert wb.archive.original(email.archive_download_uri) == (
         FIXTURES / "unstructured/eml/fake-email-attachment.eml").read_bytes()
 
 
@@ -215,11 +214,11 @@ def test_deleting_an_attachment_rewrites_its_thread(tmp_path):
     wb = small_ws(tmp_path, "unstructured/eml/fake-email-attachment.eml")
     email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
     (child,) = wb.catalog.children(email.doc_id)
-    wb.delete(child)
+    wb.library.delete(child)
     entry = wb.workspace / "archive" / email.doc_id
     assert not (entry / "attachments").exists()
     assert "fake-attachment.txt" not in (entry / "email.eml.md").read_text()
-    assert wb.archive_check()["ok"]
+    assert wb.archive.check().ok
 
 
 def test_update_replaces_the_entry_and_failed_commit_leaves_none(tmp_path, monkeypatch):
@@ -227,13 +226,13 @@ def test_update_replaces_the_entry_and_failed_commit_leaves_none(tmp_path, monke
     src.mkdir()
     (src / "a.txt").write_text("First version of the ledger notes.")
     wb = Workbench(tmp_path / "ws", Settings())
-    wb.ingest([src / "a.txt"], root=src)
+    wb.library.ingest([src / "a.txt"], root=src)
     old = doc_by_source(wb, "a.txt")
     (src / "a.txt").write_text("Second version of the ledger notes.")
-    wb.ingest([src / "a.txt"], root=src)
+    wb.library.ingest([src / "a.txt"], root=src)
     new = doc_by_source(wb, "a.txt")
-    assert wb.archive.entries() == [new.doc_id] != [old.doc_id]
-    assert "Second version" in wb.archive_text(new.archive_browse_uri)
+    assert wb.archive_folder.entries() == [new.doc_id] != [old.doc_id]
+    assert "Second version" in wb.archive.text(new.archive_browse_uri)
 
     (src / "b.txt").write_text("A file whose catalog transaction fails.")
 
@@ -241,9 +240,9 @@ def test_update_replaces_the_entry_and_failed_commit_leaves_none(tmp_path, monke
         raise sqlite3.IntegrityError("simulated failure")
 
     monkeypatch.setattr(wb.catalog, "insert_document", broken)
-    report = wb.ingest([src / "b.txt"], root=src)
+    report = wb.library.ingest([src / "b.txt"], root=src)
     assert report.files[0].status == "failed"
-    assert wb.archive.entries() == [new.doc_id]
+    assert wb.archive_folder.entries() == [new.doc_id]
     assert not [p for p in (wb.workspace / "archive").iterdir() if p.name.startswith(".")]
 
 
@@ -252,9 +251,9 @@ def test_check_reports_missing_files_and_build_repairs(tmp_path, capsys):
                   "unstructured/pdf/fake-memo.pdf")
     memo = doc_by_source(wb, "unstructured/pdf/fake-memo.pdf")
     email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
-    wb.archive.path_of(memo.archive_browse_uri).unlink()
+    wb.archive_folder.path_of(memo.archive_browse_uri).unlink()
     (wb.workspace / "archive" / email.doc_id / "attachments" / "fake-attachment.txt").unlink()
-    report = wb.archive_check()
+    report = wb.archive.check().model_dump()
     assert not report["ok"]
     assert {(m["doc_id"], m["field"]) for m in report["missing"]} == {
         (memo.doc_id, "archive_browse_uri"),
@@ -277,34 +276,34 @@ def test_build_for_a_workspace_made_before_the_archive(tmp_path):
                   "unstructured/pdf/fake-memo.pdf")
     memo = doc_by_source(wb, "unstructured/pdf/fake-memo.pdf")
     email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
-    expected = wb.archive_text(memo.archive_browse_uri).split("## Content")[1]
+    expected = wb.archive.text(memo.archive_browse_uri).split("## Content")[1]
     shutil.rmtree(wb.workspace / "archive")
     with wb.catalog.transaction() as tx:
         tx.execute("UPDATE documents SET archive_path = NULL, archive_browse_uri = NULL, "
                    "archive_download_uri = NULL")
     shutil.rmtree(wb.workspace / "files" / memo.doc_id)  # this original was never kept
-    report = wb.archive_check()
+    report = wb.archive.check().model_dump()
     assert len(report["not_built"]) == 3 and not report["ok"]
-    built = wb.archive_build()
+    built = wb.archive.build().model_dump()
     assert sorted(built["rebuilt"]) == sorted([memo.doc_id, email.doc_id])
     assert built["without_original"] == [memo.doc_id]
-    assert wb.archive_check()["ok"]
+    assert wb.archive.check().ok
     memo = doc_by_source(wb, "unstructured/pdf/fake-memo.pdf")
     assert memo.archive_download_uri is None
-    view = wb.archive_text(memo.archive_browse_uri)
+    view = wb.archive.text(memo.archive_browse_uri)
     assert "not kept" in view and "### Page 1" in view  # pages from the stored chunks
     assert "20,000 bottles" in view and "20,000 bottles" in expected
     email = doc_by_source(wb, "unstructured/eml/fake-email-attachment.eml")
-    assert wb.archive_bytes(email.archive_download_uri) == (
+    assert wb.archive.original(email.archive_download_uri) == (
         FIXTURES / "unstructured/eml/fake-email-attachment.eml").read_bytes()
-    assert wb.archive_build()["rebuilt"] == []  # idempotent
+    assert wb.archive.build().rebuilt == []  # idempotent
 
 
 def test_clear_removes_the_archive(tmp_path):
     wb = small_ws(tmp_path, "unstructured/fake-text.txt")
-    wb.clear()
+    wb.library.clear()
     assert not (wb.workspace / "archive").exists()
-    assert wb.archive_tree() == []
+    assert wb.archive.tree() == []
 
 
 def nested_email() -> bytes:
@@ -331,18 +330,18 @@ def test_nested_thread_is_flattened_with_working_links(tmp_path):
     src.mkdir()
     (src / "fwd.eml").write_bytes(nested_email())
     wb = Workbench(tmp_path / "ws", Settings())
-    report = wb.ingest([src / "fwd.eml"], root=src)
+    report = wb.library.ingest([src / "fwd.eml"], root=src)
     assert report.totals["failed"] == 0 and len(report.files) == 5
     root = doc_by_source(wb, "fwd.eml")
     names = sorted(p.name for p in (wb.workspace / "archive" / root.doc_id / "attachments")
                    .iterdir())
     assert names == ["A~2.HTML", "A~2.HTML.md", "a.html", "a.html.md", "counts.txt",
                      "counts.txt.md", "message-1.eml", "message-1.eml.md"]
-    inner_view = wb.archive_text(f"archive/{root.doc_id}/attachments/message-1.eml.md")
+    inner_view = wb.archive.text(f"archive/{root.doc_id}/attachments/message-1.eml.md")
     assert "# Inner" in inner_view and "**Type:** Email Conversation" in inner_view
     assert "[counts.txt](counts.txt) ([View](counts.txt.md))" in inner_view
-    assert wb.archive_check()["ok"]
-    tree = wb.archive_tree()
+    assert wb.archive.check().ok
+    tree = [n.model_dump() for n in wb.archive.tree()]
     assert [c["document"].file_name for c in tree[0]["children"]] == [
         "message-1.eml", "a.html", "A.HTML"]
     assert [c["document"].file_name for c in tree[0]["children"][0]["children"]] == ["counts.txt"]
@@ -351,11 +350,11 @@ def test_nested_thread_is_flattened_with_working_links(tmp_path):
 def test_doctor_reports_and_repairs_the_archive(tmp_path):
     wb = small_ws(tmp_path, "unstructured/fake-text.txt")
     record = doc_by_source(wb, "unstructured/fake-text.txt")
-    assert wb.doctor(repair=False)["archive_problems"] == 0
+    assert wb.maintenance.doctor(repair=False).archive_problems == 0
     shutil.rmtree(wb.workspace / "archive" / record.doc_id)
-    report = wb.doctor(repair=False)
+    report = wb.maintenance.doctor(repair=False).model_dump()
     assert not report["consistent"] and report["archive_problems"] == 2  # view and original
-    report = wb.doctor()
+    report = wb.maintenance.doctor().model_dump()
     assert report["repaired"] and report["consistent_after"]
-    assert wb.archive_bytes(record.archive_download_uri) == (
+    assert wb.archive.original(record.archive_download_uri) == (
         FIXTURES / "unstructured/fake-text.txt").read_bytes()

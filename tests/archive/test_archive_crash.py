@@ -6,8 +6,7 @@ import os
 import pytest
 
 from ragbench.workbench import Workbench
-
-from .test_crash import SETTINGS, run_until_pause, write
+from tests.ingest.test_crash import SETTINGS, run_until_pause, write
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -20,12 +19,12 @@ def test_killed_ingest_leaves_archive_and_catalog_in_step(tmp_path, point):
     run_until_pause(ws, doc, tmp_path, point, tmp_path)
     wb = Workbench(ws, SETTINGS)
     docs = wb.catalog.list_documents()
-    report = wb.archive_check()
+    report = wb.archive.check().model_dump()
     assert report["ok"], report  # no stored document points at a missing file
-    entries = wb.archive.entries()
+    entries = wb.archive_folder.entries()
     if point == "after_commit":
         (record,) = docs
-        assert entries == [record.doc_id] and wb.archive.exists(record.archive_browse_uri)
+        assert entries == [record.doc_id] and wb.archive_folder.exists(record.archive_browse_uri)
     elif point == "after_archive":  # written, then killed before the commit
         assert docs == [] and len(entries) == 1 and report["stray_entries"] == entries
         old = 1_000_000_000
@@ -34,6 +33,6 @@ def test_killed_ingest_leaves_archive_and_catalog_in_step(tmp_path, point):
     else:
         assert docs == [] and entries == []
     assert list((ws / "archive").glob(".*")) == []  # no temporary or replaced folders
-    wb.ingest([doc], root=tmp_path)
+    wb.library.ingest([doc], root=tmp_path)
     (record,) = wb.catalog.list_documents()
-    assert wb.archive_check()["ok"] and wb.archive.entries() == [record.doc_id]
+    assert wb.archive.check().ok and wb.archive_folder.entries() == [record.doc_id]

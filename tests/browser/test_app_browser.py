@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from ..conftest import SAMPLES
 from tests.conftest import ARTIFACTS
+
+from ..conftest import SAMPLES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 UPLOADS = [SAMPLES / "engineering" / "adr-007-postgres-16-migration.md",

@@ -5,7 +5,6 @@ import pytest
 
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-
 from tests.conftest import ARTIFACTS, AppServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -25,7 +24,7 @@ def hostile_server(tmp_path_factory):
     (src / "page.html").write_text(HOSTILE_HTML)
     workspace = tmp_path_factory.mktemp("hostile-ws")
     wb = Workbench(workspace, Settings())
-    wb.ingest([src], root=src)
+    wb.library.ingest([src], root=src)
     ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     server = AppServer(workspace, ARTIFACTS / "streamlit-archive.log")

@@ -6,9 +6,9 @@ tests/browser/artifacts/."""
 import pytest
 
 from ragbench.workbench import Workbench
+from tests.conftest import ARTIFACTS, AppServer
 
 from ..conftest import SAMPLES
-from tests.conftest import ARTIFACTS, AppServer
 from .test_app_browser import open_page, shot, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -21,7 +21,7 @@ def graph_server(tmp_path_factory):
     workspace = tmp_path_factory.mktemp("browser-graph")
     wb = Workbench(workspace)
     for lens in ("team-structured", "engineering", "external-analyst"):
-        wb.ingest([SAMPLES / lens], lens=lens, root=SAMPLES)
+        wb.library.ingest([SAMPLES / lens], lens=lens, root=SAMPLES)
     server = AppServer(workspace, ARTIFACTS / "streamlit-graph.log")
     try:
         server.wait_healthy()

@@ -12,7 +12,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from ragbench.graph.model import CAPPED, EDGE_TYPES, ContextGraph, GraphError, GraphNode, GraphParams
+from ragbench.graph.model import (
+    CAPPED,
+    EDGE_TYPES,
+    ContextGraph,
+    GraphError,
+    GraphNode,
+    GraphParams,
+)
 from ragbench.graph.terms import KeyTermer, spec_key_terms, time_references
 from tests.conftest import SHARED, need
 

@@ -20,32 +20,32 @@ def demo(tmp_path_factory):
     workspace = tmp_path_factory.mktemp("demo")
     wb = Workbench(workspace)
     for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
+        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
     return wb
 
 
 def test_graph_follows_the_catalog_without_rebuilding(demo, tmp_path):
-    stats = demo.graph_stats()
+    stats = demo.graph.stats().model_dump()
     assert stats["nodes"] == demo.catalog.chunk_count() > 20
     assert stats["edge_types"]["SIMILAR_TO"] > 0 and stats["edge_types"]["TEMPORAL_OVERLAP"] > 0
     # a new document joins incrementally
     note = tmp_path / "note.md"
     note.write_text("# Tidepool note\n\nTidepool general availability stays in Q3 2026.\n")
-    report = demo.ingest([note], lens="your-voice")
+    report = demo.library.ingest([note], lens="your-voice")
     doc_id = report.files[0].doc_id
     assert demo.graph_service.last_update["action"] == "update"
     assert demo.graph_service.last_update["added"] >= 1
     new_chunks = [c["chunk_id"] for c in demo.catalog.chunks_of(doc_id)]
-    assert all(c in demo.graph() for c in new_chunks)
+    assert all(c in demo.graph.current() for c in new_chunks)
     # the graph on disk matches: a fresh workbench loads it instead of building
     again = Workbench(demo.workspace)
-    assert set(again.graph().index) == set(demo.graph().index)
+    assert set(again.graph.current().index) == set(demo.graph.current().index)
     assert again.graph_service.last_update == {}
     # deleting removes its chunks from the graph
-    demo.delete(doc_id)
+    demo.library.delete(doc_id)
     assert demo.graph_service.last_update["action"] == "update"
-    assert not any(c in demo.graph() for c in new_chunks)
-    assert demo.graph_stats()["nodes"] == demo.catalog.chunk_count()
+    assert not any(c in demo.graph.current() for c in new_chunks)
+    assert demo.graph.stats().nodes == demo.catalog.chunk_count()
 
 
 DEMO_QUESTIONS = [
@@ -68,32 +68,32 @@ def _spread(results) -> tuple[int, int]:
 
 def test_graph_mode_widens_lenses_and_documents_in_the_top_10(demo):
     """The issue's claim on the demo corpus, over the answer key's questions."""
-    hybrid = [_spread(demo.search(q, mode="hybrid", top_k=10)) for q in DEMO_QUESTIONS]
-    graph = [_spread(demo.search(q, mode="graph", top_k=10)) for q in DEMO_QUESTIONS]
+    hybrid = [_spread(demo.search.query(q, mode="hybrid", top_k=10)) for q in DEMO_QUESTIONS]
+    graph = [_spread(demo.search.query(q, mode="graph", top_k=10)) for q in DEMO_QUESTIONS]
     assert sum(g[0] for g in graph) > sum(h[0] for h in hybrid)
     assert sum(g[1] for g in graph) > sum(h[1] for h in hybrid)
     assert all(g[0] >= h[0] for g, h in zip(graph, hybrid, strict=True))
-    results = demo.search(QUESTION, mode="graph", top_k=10)
+    results = demo.search.query(QUESTION, mode="graph", top_k=10)
     assert len(results) == 10 and all(r.mode == "graph" for r in results)
 
 
 def test_graph_mode_respects_filters(demo):
     from ragbench.models import SearchFilters
 
-    results = demo.search(QUESTION, mode="graph", top_k=8,
+    results = demo.search.query(QUESTION, mode="graph", top_k=8,
                           filters=SearchFilters(lenses=["engineering"]))
     assert results and {r.lens for r in results} == {"engineering"}
 
 
 def test_neighbours_ego_and_path_through_the_facade(demo):
-    chunk = demo.search("Postgres 16 migration", mode="hybrid", top_k=1)[0].chunk_id
-    neighbours = demo.graph_neighbors(chunk)
+    chunk = demo.search.query("Postgres 16 migration", mode="hybrid", top_k=1)[0].chunk_id
+    neighbours = [n.model_dump() for n in demo.graph.neighbors(chunk)]
     assert neighbours and all({"id", "type", "weight", "lens", "preview"} <= set(n)
                               for n in neighbours)
-    ego = demo.graph_ego(chunk, hops=2, limit=12)
+    ego = demo.graph.ego(chunk, hops=2, limit=12).model_dump()
     assert 1 < len(ego["nodes"]) <= 12
     other = ego["nodes"][-1]["id"]
-    path = demo.graph_path(chunk, other)
+    path = demo.graph.path(chunk, other)
     assert path[0] == chunk and path[-1] == other
 
 
@@ -107,7 +107,7 @@ def _found(findings, kind, *needles):
 
 
 def test_contradictions_find_the_planted_conflicts(demo):
-    findings = demo.contradictions()
+    findings = demo.graph.contradictions()
     assert _found(findings, "date", "Q3 2026", "Q4 2026")  # C1 Tidepool GA
     assert _found(findings, "date", "July 1", "August 2026")  # C7 private beta
     assert _found(findings, "number", "$49", "$59")  # C4 Team plan price
@@ -120,13 +120,13 @@ def test_contradictions_find_the_planted_conflicts(demo):
     for f in findings:
         assert len(f.chunks) >= 2 and f.note
         assert len({side["doc_id"] for side in f.chunks}) >= 2
-    only = demo.contradictions(topic="tidepool")
+    only = demo.graph.contradictions(topic="tidepool")
     assert only and all("tidepool" in (f.topic + " ".join(s.get("span", "") for s in f.chunks))
                         .lower() for f in only)
 
 
 def test_spec_contradiction_check_flags_lens_pairs(demo):
-    spec = [f for f in demo.contradictions(include_spec=True)
+    spec = [f for f in demo.graph.contradictions(include_spec=True)
             if f.type in ("conversational_vs_structured", "engineering_vs_product")]
     assert spec
     for f in spec:
@@ -185,7 +185,7 @@ def test_cli_graph_commands(demo, tmp_path, capsys):
     assert main(["graph", "export", "--workspace", ws, "--format", "graphml",
                  "--output", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["path"] == str(out) and out.exists()
-    chunk = next(iter(demo.graph().index))
+    chunk = next(iter(demo.graph.current().index))
     assert main(["graph", "neighbors", chunk, "--workspace", ws, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["chunk_id"] == chunk
     assert main(["graph", "neighbors", "nope", "--workspace", ws, "--json"]) == 1
@@ -198,7 +198,7 @@ def test_cli_graph_commands(demo, tmp_path, capsys):
 
 
 def test_answers_carry_potential_contradictions_as_a_synthesized_source(demo):
-    response = demo.ask("When does Tidepool reach general availability?")
+    response = demo.answers.ask("When does Tidepool reach general availability?")
     assert response.contradictions
     synthesized = [s for s in response.sources if s.label == "synthesized"]
     assert len(synthesized) == 1 and synthesized[0].id is None and not synthesized[0].cited
@@ -208,22 +208,22 @@ def test_answers_carry_potential_contradictions_as_a_synthesized_source(demo):
         assert {c["chunk_id"] for c in finding["chunks"]} <= source_ids
     quiet = Workbench(demo.workspace, demo.settings.model_copy(
         update={"answer_contradictions": False}))
-    assert not quiet.ask("When does Tidepool reach general availability?").contradictions
+    assert not quiet.answers.ask("When does Tidepool reach general availability?").contradictions
 
 
 def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
     looser = Workbench(demo.workspace, demo.settings.model_copy(
         update={"graph_similarity_threshold": 0.6}))
-    stats = looser.graph_stats()
+    stats = looser.graph.stats().model_dump()
     assert looser.graph_service.last_update["action"] == "build"
-    assert stats["edge_types"]["SIMILAR_TO"] >= demo.graph_stats()["edge_types"]["SIMILAR_TO"]
-    assert looser.graph().params.similarity_threshold == 0.6
+    assert stats["edge_types"]["SIMILAR_TO"] >= demo.graph.stats().edge_types.SIMILAR_TO
+    assert looser.graph.current().params.similarity_threshold == 0.6
 
     other = Workbench(tmp_path / "ws")
     note = tmp_path / "n.md"
     note.write_text("# Note\n\nThe Tidepool beta starts July 1, 2026.\n")
-    other.ingest([note], lens="engineering")
-    assert other.graph_stats()["nodes"] == 1
-    other.clear()
+    other.library.ingest([note], lens="engineering")
+    assert other.graph.stats().nodes == 1
+    other.library.clear()
     assert not (tmp_path / "ws" / "graph").exists()
-    assert other.search("Tidepool", mode="graph") == []
+    assert other.search.query("Tidepool", mode="graph") == []

@@ -4,6 +4,7 @@ from email.message import EmailMessage
 
 import pytest
 
+from ragbench.answer.llm import LLMError, LLMReply
 from ragbench.config import Settings
 from ragbench.ingest.context import (
     SUMMARY_PROMPT,
@@ -14,10 +15,8 @@ from ragbench.ingest.context import (
     document_header,
     extractive_summary,
 )
-from ragbench.answer.llm import LLMError, LLMReply
 from ragbench.models import Chunk
 from ragbench.workbench import Workbench
-
 from tests.llm_server import llm_server  # noqa: F401
 
 SMALL = Settings(chunk_size=64, chunk_overlap=8)
@@ -135,7 +134,7 @@ def test_ingest_with_context_keeps_exact_slices(tmp_path):
     doc = tmp_path / "survey.md"
     doc.write_text("# Osprey survey\n\n## Methods\n\n" + (TEXT + "\n\n") * 6)
     wb = Workbench(tmp_path / "ws", SMALL.model_copy(update={"contextual_embeddings": True}))
-    (result,) = wb.ingest([doc], root=tmp_path).files
+    (result,) = wb.library.ingest([doc], root=tmp_path).files
     record = wb.catalog.get_document(result.doc_id)
     text = wb.catalog.document_text(result.doc_id)
     chunks = wb.catalog.chunks_of(result.doc_id)
@@ -146,7 +145,7 @@ def test_ingest_with_context_keeps_exact_slices(tmp_path):
         assert record.context_summary in c["embedding_text"]
         assert c["embedding_text"].endswith("\n\n" + c["text"])
     assert "Section: Osprey survey > Methods" in chunks[-1]["context_header"]
-    assert wb.search("osprey nests estuary", mode="vector")[0].doc_id == result.doc_id
+    assert wb.search.query("osprey nests estuary", mode="vector")[0].doc_id == result.doc_id
 
 
 @pytest.mark.integration
@@ -157,7 +156,7 @@ def test_email_date_enters_the_header(tmp_path):
     msg.set_content("The launch moves to Q3 2026. Budget stays the same.")
     (tmp_path / "t.eml").write_bytes(bytes(msg))
     wb = Workbench(tmp_path / "ws", SMALL.model_copy(update={"contextual_embeddings": True}))
-    (result,) = wb.ingest([tmp_path / "t.eml"], root=tmp_path).files
+    (result,) = wb.library.ingest([tmp_path / "t.eml"], root=tmp_path).files
     (c,) = wb.catalog.chunks_of(result.doc_id)
     assert c["embedding_text"].startswith(
         "Title: Q3 plan | Source: t.eml | Date: Mon, 02 Mar 2026 10:00:00 +0000\n\n")
@@ -169,13 +168,13 @@ def test_switching_context_re_embeds_only_what_changed(tmp_path):
     (tmp_path / "docs" / "survey.md").write_text("# Survey\n\n" + (TEXT + "\n\n") * 6)
     ws = tmp_path / "ws"
     off = Workbench(ws, SMALL)
-    off.ingest([tmp_path / "docs"], root=tmp_path / "docs")
+    off.library.ingest([tmp_path / "docs"], root=tmp_path / "docs")
     on = Workbench(ws, SMALL.model_copy(update={"contextual_embeddings": True}))
-    report = on.reprocess()
+    report = on.maintenance.reprocess()
     distinct = {r[0] for r in on.catalog.conn.execute("SELECT embedding_text FROM chunks")}
     assert report.totals["reprocessed"] == 1 and report.embedded == len(distinct) > 1
     back = Workbench(ws, SMALL)
-    report = back.reprocess()
+    report = back.maintenance.reprocess()
     assert report.totals["reprocessed"] == 1 and report.embedded == 0  # all from the cache
     assert all(r["embedding_text"] == r["text"] for r in
                back.catalog.conn.execute("SELECT text, embedding_text FROM chunks"))
@@ -204,13 +203,13 @@ def test_llm_summary_from_a_real_server_once_per_document(tmp_path, llm_server):
                                         "openai_timeout": 300.0})
     ws = tmp_path / "ws"
     wb = Workbench(ws, settings)
-    (result,) = wb.ingest([tmp_path / "docs"], root=tmp_path / "docs").files
+    (result,) = wb.library.ingest([tmp_path / "docs"], root=tmp_path / "docs").files
     summary = wb.catalog.get_document(result.doc_id).context_summary
     assert summary and summary != extractive_summary(TEXT)
     assert isinstance(wb.ingestor.summarizer, LLMSummarizer) and wb.ingestor.summarizer.calls == 1
     assert all(summary in c["embedding_text"] for c in wb.catalog.chunks_of(result.doc_id))
     wb.catalog.conn.execute("UPDATE documents SET ingest_version = 1")
     again = Workbench(ws, settings)
-    assert again.reprocess().totals["reprocessed"] == 1
+    assert again.maintenance.reprocess().totals["reprocessed"] == 1
     assert again.ingestor.summarizer.calls == 0  # the cached summary was used
     assert again.catalog.get_document(result.doc_id).context_summary == summary

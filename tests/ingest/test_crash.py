@@ -45,7 +45,7 @@ def run_until_pause(ws, target, root, point, tmp_path):
 def check_consistent(ws):
     wb = Workbench(ws, SETTINGS)
     assert wb.vectors.ids() == wb.catalog.chunk_ids()  # opening repaired any drift
-    assert wb.doctor(repair=False)["consistent"]
+    assert wb.maintenance.doctor(repair=False).consistent
     return wb
 
 
@@ -60,11 +60,11 @@ def test_killed_first_ingest(tmp_path, point):
     if point == "after_commit":
         (record,) = docs
         assert record.chunk_count > 1
-        assert {h.doc_id for h in wb.search("osprey ledger", mode="vector")} == {record.doc_id}
+        assert {h.doc_id for h in wb.search.query("osprey ledger", mode="vector")} == {record.doc_id}
     else:
-        assert docs == [] and wb.search("osprey", mode="fts") == []
-        assert wb.search("osprey ledger", mode="vector") == []
-    report = wb.ingest([doc], root=tmp_path)
+        assert docs == [] and wb.search.query("osprey", mode="fts") == []
+        assert wb.search.query("osprey ledger", mode="vector") == []
+    report = wb.library.ingest([doc], root=tmp_path)
     assert report.files[0].status == ("skipped" if point == "after_commit" else "inserted")
     assert wb.vectors.ids() == wb.catalog.chunk_ids()
 
@@ -74,7 +74,7 @@ def test_killed_update_keeps_old_or_new_version_whole(tmp_path, point):
     doc = tmp_path / "a.md"
     write(doc, "osprey")
     ws = tmp_path / "ws"
-    old = Workbench(ws, SETTINGS).ingest([doc], root=tmp_path).files[0]
+    old = Workbench(ws, SETTINGS).library.ingest([doc], root=tmp_path).files[0]
     write(doc, "pelican")
     run_until_pause(ws, doc, tmp_path, point, tmp_path)
     wb = check_consistent(ws)
@@ -82,6 +82,6 @@ def test_killed_update_keeps_old_or_new_version_whole(tmp_path, point):
     expected_word = "pelican" if point == "after_commit" else "osprey"
     other = "osprey" if expected_word == "pelican" else "pelican"
     assert (record.doc_id == old.doc_id) == (point == "after_vectors")
-    assert wb.search(expected_word, mode="fts") and not wb.search(other, mode="fts")
-    hits = wb.search(f"{expected_word} ledger", mode="vector", top_k=50)
+    assert wb.search.query(expected_word, mode="fts") and not wb.search.query(other, mode="fts")
+    hits = wb.search.query(f"{expected_word} ledger", mode="vector", top_k=50)
     assert hits and {h.doc_id for h in hits} == {record.doc_id}

@@ -4,7 +4,6 @@ import pytest
 
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-
 from tests.conftest import FIXTURES, need
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -20,7 +19,7 @@ EXPECTED_FAILURES = {
 def test_fixture_folder_in_one_batch(tmp_path):
     root = need(FIXTURES)
     wb = Workbench(tmp_path / "ws", Settings())
-    report = wb.ingest([root], lens="fixtures", root=root)
+    report = wb.library.ingest([root], lens="fixtures", root=root)
     top = {f.source_id: f for f in report.files if f.parent_doc_id is None}
     files = [p for p in root.rglob("*") if p.is_file()]
     assert len(top) == len(files)  # every file has exactly one outcome
@@ -37,7 +36,7 @@ def test_fixture_folder_in_one_batch(tmp_path):
     # nothing half-stored: every indexed document's chunks are exact slices with vectors
     assert wb.vectors.ids() == wb.catalog.chunk_ids()
     for record in wb.catalog.list_documents():
-        detail = wb.show(record.doc_id)
+        detail = wb.library.show(record.doc_id).model_dump()
         for c in detail["chunks"]:
             assert detail["text"][c["start_char"] : c["end_char"]] == c["text"]
     for record in wb.catalog.list_documents(status="failed"):
@@ -46,11 +45,11 @@ def test_fixture_folder_in_one_batch(tmp_path):
     children = [f for f in report.files if f.parent_doc_id and f.status == "inserted"]
     assert children, "no email attachment was ingested"
     # HTML script text never reaches chunks
-    hits = wb.search("document.getElementById", mode="fts", top_k=50)
+    hits = wb.search.query("document.getElementById", mode="fts", top_k=50)
     assert all("getElementById" not in h.text for h in hits)
     # second run: everything skipped, nothing re-embedded
     misses = wb.embedder.misses
-    again = wb.ingest([root], lens="fixtures", root=root)
+    again = wb.library.ingest([root], lens="fixtures", root=root)
     assert again.totals["inserted"] == again.totals["updated"] == 0
     assert wb.embedder.misses == misses
-    assert wb.doctor(repair=False)["consistent"]
+    assert wb.maintenance.doctor(repair=False).consistent

@@ -34,8 +34,8 @@ def test_killed_reprocess_resumes(tmp_path):
         (tmp_path / "docs" / f"{word}.md").write_text(
             f"# {word}\n\n" + f"The {word} ledger closes every quarter. " * 60)
     ws = tmp_path / "ws"
-    Workbench(ws, OLD).ingest([tmp_path / "docs"], root=tmp_path / "docs")
-    assert len(Workbench(ws, NEW).stale()) == 4
+    Workbench(ws, OLD).library.ingest([tmp_path / "docs"], root=tmp_path / "docs")
+    assert len(Workbench(ws, NEW).maintenance.stale()) == 4
 
     marker = tmp_path / "paused"
     proc = reprocess_cli(ws, {"RAGBENCH_PAUSE_AT": "after_commit",
@@ -53,7 +53,7 @@ def test_killed_reprocess_resumes(tmp_path):
 
     wb = Workbench(ws, NEW)
     assert wb.vectors.ids() == wb.catalog.chunk_ids()  # opening repaired any drift
-    left = wb.stale()
+    left = wb.maintenance.stale()
     assert len(left) == 3  # one document was finished and stays finished
     done = {d.doc_id for d in wb.catalog.list_documents()} - {s.doc_id for s in left}
     (finished,) = done
@@ -72,7 +72,7 @@ def test_killed_reprocess_resumes(tmp_path):
     assert report["totals"]["reprocessed"] == 3
     assert {r["doc_id"] for r in report["results"]} == {s.doc_id for s in left}
     wb = Workbench(ws, NEW)
-    assert wb.stale() == []
+    assert wb.maintenance.stale() == []
     assert {d.chunk_size for d in wb.catalog.list_documents()} == {96}
-    assert wb.doctor(repair=False)["consistent"]
-    assert {h.doc_id for h in wb.search("plover ledger", mode="vector", top_k=3)}
+    assert wb.maintenance.doctor(repair=False).consistent
+    assert {h.doc_id for h in wb.search.query("plover ledger", mode="vector", top_k=3)}

@@ -28,7 +28,7 @@ def test_ingest_uploads_limit_names_and_duplicates(tmp_path):
     wb = Workbench(tmp_path, Settings(max_upload_mb=1))
     text = b"# Notes\n\nThe migration to Postgres 16 finishes in March. " * 3
     big = b"x" * (1024 * 1024 + 1)
-    report = wb.ingest_uploads([
+    report = wb.library.ingest_uploads([
         ("../secret/notes.md", text),
         ("copy-of-notes.md", text),            # same bytes, other name
         ("huge.txt", big),                      # above the limit
@@ -44,11 +44,11 @@ def test_ingest_uploads_limit_names_and_duplicates(tmp_path):
     assert report.totals["inserted"] == 2 and report.totals["failed"] == 1
     assert wb.catalog.get_document(by_path["huge.txt"].doc_id or "x") is None
     # the same bytes uploaded later under another name: recognised by content
-    again = wb.ingest_uploads([("renamed.md", text)])
+    again = wb.library.ingest_uploads([("renamed.md", text)])
     assert again.files[0].status == "skipped"
     assert "already in the library as uploads/notes.md" in again.files[0].reason
     # the same name and bytes: the ingest decision says skipped (unchanged)
-    same = wb.ingest_uploads([("notes.md", text)], lens="team")
+    same = wb.library.ingest_uploads([("notes.md", text)], lens="team")
     assert same.files[0].status == "skipped"
     assert len(wb.catalog.list_documents()) == 2
 
@@ -57,7 +57,7 @@ def test_ingest_uploads_limit_names_and_duplicates(tmp_path):
 def test_ingest_reports_stages(tmp_path):
     wb = Workbench(tmp_path)
     events = []
-    wb.ingest_uploads([("a.md", b"# A\n\nFirst file text here. " * 5),
+    wb.library.ingest_uploads([("a.md", b"# A\n\nFirst file text here. " * 5),
                        ("b.md", b"# B\n\nSecond file text here. " * 5)],
                       progress=lambda stage, done, total: events.append((stage, done, total)))
     stages = [e[0] for e in events]

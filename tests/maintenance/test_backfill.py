@@ -5,10 +5,10 @@ import sqlite3
 
 import pytest
 
-from ragbench.maintenance.backfill import guess_chunk_type
 from ragbench.cli.main import main
 from ragbench.config import Settings
 from ragbench.ids import text_hash
+from ragbench.maintenance.backfill import guess_chunk_type
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench import Workbench
 
@@ -45,7 +45,7 @@ def old_workspace(tmp_path):
     (tmp_path / "docs" / "notes.txt").write_text("Short note about kestrels hovering. " * 5)
     ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
-    wb.ingest([tmp_path / "docs"], root=tmp_path / "docs")
+    wb.library.ingest([tmp_path / "docs"], root=tmp_path / "docs")
     truth = rows(wb)
     conn = wb.catalog.conn
     conn.execute("UPDATE chunks SET context_header = NULL, line_from = NULL, line_to = NULL, "
@@ -60,7 +60,7 @@ def old_workspace(tmp_path):
 def test_dry_run_plans_without_writing(old_workspace):
     ws, _ = old_workspace
     before = dump(ws)
-    report = Workbench(ws, SMALL).backfill(dry_run=True)
+    report = Workbench(ws, SMALL).maintenance.backfill(dry_run=True)
     assert report.dry_run and dump(ws) == before
     assert report.changes["chunk_type"] == report.chunks
     assert report.changes["start_char"] > 0 and report.changes["document.ingest_settings"] == 2
@@ -74,7 +74,7 @@ def test_dry_run_plans_without_writing(old_workspace):
 def test_backfill_restores_derivable_fields_and_is_idempotent(old_workspace):
     ws, truth = old_workspace
     wb = Workbench(ws, SMALL)
-    report = wb.backfill()
+    report = wb.maintenance.backfill()
     assert not report.dry_run and report.documents_upgraded == 2
     after = rows(wb)
     for chunk_id, want in truth.items():
@@ -87,11 +87,11 @@ def test_backfill_restores_derivable_fields_and_is_idempotent(old_workspace):
                ("chunk_type", "offsets", "line_from", "line_to", "total_chunks",
                 "context_header", "embedding_text", "ingest_settings"))
     assert {d.ingest_version for d in wb.catalog.list_documents()} == {CURRENT_INGEST_VERSION}
-    assert wb.stale() == []
-    again = Workbench(ws, SMALL).backfill()
+    assert wb.maintenance.stale() == []
+    again = Workbench(ws, SMALL).maintenance.backfill()
     assert again.changes == {} and again.documents_upgraded == 0
     snapshot = dump(ws)
-    Workbench(ws, SMALL).backfill()
+    Workbench(ws, SMALL).maintenance.backfill()
     assert dump(ws) == snapshot
 
 
@@ -102,7 +102,7 @@ def test_backfill_section_path_from_stored_ancestry(old_workspace):
     with_titles = [r["chunk_id"] for r in wb.catalog.conn.execute("SELECT * FROM chunks")
                    if json.loads(r["metadata"]).get("ancestry_titles")]
     assert with_titles
-    wb.backfill()
+    wb.maintenance.backfill()
     for chunk_id in with_titles:
         row = wb.catalog.get_chunks([chunk_id])[chunk_id]
         titles = json.loads(row["metadata"])["ancestry_titles"]
@@ -114,10 +114,10 @@ def test_backfill_to_contextual_embeddings_updates_vectors(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.md").write_text(DOC)
     ws = tmp_path / "ws"
-    Workbench(ws, SMALL).ingest([tmp_path / "docs"], root=tmp_path / "docs")
+    Workbench(ws, SMALL).library.ingest([tmp_path / "docs"], root=tmp_path / "docs")
     ctx = Workbench(ws, SMALL.model_copy(update={"contextual_embeddings": True}))
-    assert len(ctx.stale()) == 1
-    report = ctx.backfill()
+    assert len(ctx.maintenance.stale()) == 1
+    report = ctx.maintenance.backfill()
     assert report.re_embedded == report.chunks and report.changes["embedding_text"] == report.chunks
     chunks = ctx.catalog.conn.execute("SELECT * FROM chunks").fetchall()
     assert all(c["embedding_text"].startswith("Title: ") for c in chunks)
@@ -126,7 +126,7 @@ def test_backfill_to_contextual_embeddings_updates_vectors(tmp_path):
     by_id = dict(zip(metas["ids"], metas["metadatas"], strict=True))
     assert all(by_id[c["chunk_id"]]["embedding_hash"] == text_hash(c["embedding_text"])
                for c in chunks)
-    assert ctx.stale() == []  # the signature now records context on
+    assert ctx.maintenance.stale() == []  # the signature now records context on
 
 
 @pytest.mark.integration

@@ -4,11 +4,10 @@ import json
 
 import pytest
 
+from ragbench.errors import RagbenchError
 from ragbench.evaluation.beir import EvalError, load_beir, mrr_at, ndcg_at, recall_at, run_beir
 from ragbench.models import SearchFilters
 from ragbench.retrieval.retriever import rrf_fuse, score_fuse
-from ragbench.workbench import WorkbenchError
-
 from tests.conftest import lens_workbench
 
 DOCS = {
@@ -28,7 +27,7 @@ def wb(tmp_path_factory):
 @pytest.mark.integration
 @pytest.mark.parametrize("mode", ["fts", "vector", "hybrid", "graph"])
 def test_every_mode_finds_the_migration_date(wb, mode):
-    hits = wb.search("when does the Postgres migration finish", mode=mode, top_k=3)
+    hits = wb.search.query("when does the Postgres migration finish", mode=mode, top_k=3)
     assert hits and hits[0].source_id in ("engineering/db.md", "team/sync.md")
     h = hits[0]
     assert h.text and h.chunk_id and h.doc_id and h.source_uri.startswith("files/")
@@ -38,7 +37,7 @@ def test_every_mode_finds_the_migration_date(wb, mode):
 
 @pytest.mark.integration
 def test_balanced_gives_every_lens_a_voice(wb):
-    hits = wb.search("Postgres migration", mode="balanced")
+    hits = wb.search.query("Postgres migration", mode="balanced")
     lenses = [h.lens for h in hits]
     assert set(lenses) == {"engineering", "team", "analyst"}
     assert len(set(lenses[:3])) == 3  # interleaved: each lens's best comes first
@@ -48,22 +47,22 @@ def test_balanced_gives_every_lens_a_voice(wb):
 @pytest.mark.parametrize("mode", ["fts", "vector", "hybrid"])
 def test_filters_apply_in_every_mode(wb, mode):
     only_team = SearchFilters(lenses=["team"])
-    assert {h.lens for h in wb.search("migration", mode=mode, filters=only_team)} == {"team"}
+    assert {h.lens for h in wb.search.query("migration", mode=mode, filters=only_team)} == {"team"}
     by_source = SearchFilters(source_ids=["engineering/api.md"])
-    assert {h.source_id for h in wb.search("tokens", mode=mode, filters=by_source)} == {
+    assert {h.source_id for h in wb.search.query("tokens", mode=mode, filters=by_source)} == {
         "engineering/api.md"}
     tables = SearchFilters(chunk_types=["table"])
-    assert all(h.chunk_type == "table" for h in wb.search("launch", mode=mode, filters=tables))
+    assert all(h.chunk_type == "table" for h in wb.search.query("launch", mode=mode, filters=tables))
 
 
 @pytest.mark.integration
 def test_fts_escapes_user_syntax_and_media_level(wb):
     for nasty in ['"unbalanced', "NEAR(a b", "a* OR -b", "col:value", "^x"]:
-        wb.search(nasty, mode="fts")  # never an FTS5 syntax error
-    media = wb.search("Postgres April", mode="fts", fts_level="media")
+        wb.search.query(nasty, mode="fts")  # never an FTS5 syntax error
+    media = wb.search.query("Postgres April", mode="fts", fts_level="media")
     assert media and media[0].source_id == "team/sync.md"
-    with pytest.raises(WorkbenchError, match="fts_level"):
-        wb.search("x", mode="fts", fts_level="page")
+    with pytest.raises(RagbenchError, match="fts_level"):
+        wb.search.query("x", mode="fts", fts_level="page")
 
 
 @pytest.mark.unit

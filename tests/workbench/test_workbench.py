@@ -5,7 +5,8 @@ from email.message import EmailMessage
 import pytest
 
 from ragbench.config import Settings
-from ragbench.workbench import Workbench, WorkbenchError
+from ragbench.errors import RagbenchError
+from ragbench.workbench import Workbench
 
 pytestmark = pytest.mark.integration
 
@@ -23,7 +24,7 @@ def write_doc(path, word: str, paragraphs: int = 12) -> None:
 def consistent(wb: Workbench) -> None:
     assert wb.vectors.ids() == wb.catalog.chunk_ids()
     assert wb.catalog.fts_integrity()
-    report = wb.doctor(repair=False)
+    report = wb.maintenance.doctor(repair=False).model_dump()
     assert report["consistent"], report
 
 
@@ -36,48 +37,48 @@ def test_insert_skip_update_delete(wb, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     doc = tmp_path / "corpus" / "Report.md"
     write_doc(doc, "zephyr")
-    r1 = wb.ingest([tmp_path / "corpus"], lens="engineering")
+    r1 = wb.library.ingest([tmp_path / "corpus"], lens="engineering")
     (f,) = r1.files
     assert f.status == "inserted" and f.chunks > 3 and f.source_id == "corpus/report.md"
     first_ids = wb.catalog.chunk_ids()
     consistent(wb)
 
-    r2 = wb.ingest([doc])
+    r2 = wb.library.ingest([doc])
     assert r2.files[0].status == "skipped" and r2.files[0].doc_id == f.doc_id
     assert wb.catalog.chunk_ids() == first_ids
 
     write_doc(doc, "quokka")
-    r3 = wb.ingest([doc])
+    r3 = wb.library.ingest([doc])
     g = r3.files[0]
     assert g.status == "updated" and g.doc_id != f.doc_id
     record = wb.catalog.get_document(g.doc_id)
     assert record.content_version == 2 and record.lens == "engineering"
     assert wb.catalog.get_document(f.doc_id) is None
     assert not (first_ids & wb.catalog.chunk_ids())
-    assert wb.search("zephyr", mode="fts") == []
-    assert wb.search("quokka", mode="fts")[0].doc_id == g.doc_id
-    assert all(h.doc_id == g.doc_id for h in wb.search("quokka quarterly", mode="vector"))
+    assert wb.search.query("zephyr", mode="fts") == []
+    assert wb.search.query("quokka", mode="fts")[0].doc_id == g.doc_id
+    assert all(h.doc_id == g.doc_id for h in wb.search.query("quokka quarterly", mode="vector"))
     consistent(wb)
 
-    removed = wb.delete(g.doc_id)
+    removed = wb.library.delete(g.doc_id).chunks
     assert removed == record.chunk_count
     assert wb.catalog.chunk_ids() == set() and wb.vectors.count() == 0
     assert not (wb.workspace / "files" / g.doc_id).exists()
-    with pytest.raises(WorkbenchError, match="no document"):
-        wb.delete(g.doc_id)
+    with pytest.raises(RagbenchError, match="no document"):
+        wb.library.delete(g.doc_id)
 
 
 def test_reprocess_on_settings_or_lens_change(tmp_path):
     doc = tmp_path / "a.md"
     write_doc(doc, "lattice")
     ws = tmp_path / "ws"
-    first = Workbench(ws, Settings(chunk_size=64, chunk_overlap=8)).ingest([doc], root=tmp_path)
+    first = Workbench(ws, Settings(chunk_size=64, chunk_overlap=8)).library.ingest([doc], root=tmp_path)
     again = Workbench(ws, Settings(chunk_size=128, chunk_overlap=16))
-    r = again.ingest([doc], root=tmp_path)
+    r = again.library.ingest([doc], root=tmp_path)
     assert r.files[0].status == "reprocessed" and "settings changed" in r.files[0].reason
     assert r.files[0].doc_id == first.files[0].doc_id
     assert r.files[0].chunks < first.files[0].chunks
-    r = again.ingest([doc], root=tmp_path, lens="external-analyst")
+    r = again.library.ingest([doc], root=tmp_path, lens="external-analyst")
     assert r.files[0].status == "reprocessed" and "lens" in r.files[0].reason
     assert again.catalog.get_document(r.files[0].doc_id).lens == "external-analyst"
     consistent(again)
@@ -86,9 +87,9 @@ def test_reprocess_on_settings_or_lens_change(tmp_path):
 def test_reprocess_on_ingest_version_upgrade(wb, tmp_path, monkeypatch):
     doc = tmp_path / "a.md"
     write_doc(doc, "upgrade")
-    r = wb.ingest([doc], root=tmp_path)
+    r = wb.library.ingest([doc], root=tmp_path)
     wb.catalog.conn.execute("UPDATE documents SET ingest_version = 0")
-    r2 = wb.ingest([doc], root=tmp_path)
+    r2 = wb.library.ingest([doc], root=tmp_path)
     assert r2.files[0].status == "reprocessed" and "ingest logic" in r2.files[0].reason
     assert r2.files[0].doc_id == r.files[0].doc_id
     consistent(wb)
@@ -97,10 +98,10 @@ def test_reprocess_on_ingest_version_upgrade(wb, tmp_path, monkeypatch):
 def test_reingest_embeds_nothing(wb, tmp_path):
     doc = tmp_path / "a.md"
     write_doc(doc, "cachecheck")
-    wb.ingest([doc], root=tmp_path)
+    wb.library.ingest([doc], root=tmp_path)
     misses = wb.embedder.misses
     wb.catalog.conn.execute("UPDATE documents SET ingest_version = 0")
-    wb.ingest([doc], root=tmp_path)  # reprocess: same chunks, all from the cache
+    wb.library.ingest([doc], root=tmp_path)  # reprocess: same chunks, all from the cache
     assert wb.embedder.misses == misses
 
 
@@ -117,7 +118,7 @@ def test_email_attachments_become_child_documents(wb, tmp_path):
                        filename="blob.bin")
     path = tmp_path / "thread.eml"
     path.write_bytes(bytes(msg))
-    report = wb.ingest([path], root=tmp_path)
+    report = wb.library.ingest([path], root=tmp_path)
     parent, *rest = report.files
     assert parent.status == "inserted"
     child = next(f for f in rest if f.path.endswith("plan.csv"))
@@ -127,9 +128,9 @@ def test_email_attachments_become_child_documents(wb, tmp_path):
     record = wb.catalog.get_document(child.doc_id)
     assert record.root_doc_id == parent.doc_id and record.depth == 1
     assert record.path == ["thread.eml", "plan.csv"] and record.source_id == "thread.eml/plan.csv"
-    assert wb.search("launch quarter", mode="fts")
+    assert wb.search.query("launch quarter", mode="fts")
     # deleting the email deletes its attachments
-    wb.delete(parent.doc_id)
+    wb.library.delete(parent.doc_id)
     assert wb.catalog.get_document(child.doc_id) is None
     consistent(wb)
 
@@ -139,30 +140,30 @@ def test_bad_files_fail_clearly_and_batch_continues(wb, tmp_path):
     (tmp_path / "empty.txt").write_text("   \n")
     (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
-    report = wb.ingest([tmp_path, tmp_path / "missing.txt"], root=tmp_path)
+    report = wb.library.ingest([tmp_path, tmp_path / "missing.txt"], root=tmp_path)
     by_name = {f.path.rsplit("/", 1)[-1]: f for f in report.files}
     assert by_name["ok.txt"].status == "inserted"
     for name in ("empty.txt", "image.png", "broken.pdf", "missing.txt"):
         assert by_name[name].status == "failed" and by_name[name].error, name
     assert "no such file" in by_name["missing.txt"].error
-    assert wb.stats()["documents"] == 1 and wb.stats()["failed_files"] == 3
+    assert wb.library.stats().documents == 1 and wb.library.stats().failed_files == 3
     consistent(wb)
 
 
 def test_stats_show_and_search(wb, tmp_path):
     write_doc(tmp_path / "eng" / "a.md", "kestrel")
     write_doc(tmp_path / "biz" / "b.md", "heron", 2)
-    wb.ingest([tmp_path / "eng"], lens="engineering", root=tmp_path)
-    wb.ingest([tmp_path / "biz"], lens="business-framework", root=tmp_path)
-    stats = wb.stats()
+    wb.library.ingest([tmp_path / "eng"], lens="engineering", root=tmp_path)
+    wb.library.ingest([tmp_path / "biz"], lens="business-framework", root=tmp_path)
+    stats = wb.library.stats().model_dump()
     assert set(stats["per_lens"]) == {"engineering", "business-framework"}
     assert stats["chunks"] == sum(v["chunks"] for v in stats["per_lens"].values())
     assert stats["avg_tokens_per_chunk"] == round(stats["tokens"] / stats["chunks"], 1)
-    hits = wb.search("heron", mode="fts", lens="business-framework")
+    hits = wb.search.query("heron", mode="fts", lens="business-framework")
     assert hits and all(h.lens == "business-framework" for h in hits)
-    detail = wb.show(hits[0].doc_id)
+    detail = wb.library.show(hits[0].doc_id).model_dump()
     text = detail["text"]
     for c in detail["chunks"]:
         assert text[c["start_char"] : c["end_char"]] == c["text"]
-    with pytest.raises(WorkbenchError, match="mode"):
-        wb.search("x", mode="magic")
+    with pytest.raises(RagbenchError, match="mode"):
+        wb.search.query("x", mode="magic")

@@ -1,0 +1,1 @@
+"""Streamlit pages (UI only), run through st.navigation in app.py."""

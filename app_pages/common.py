@@ -1,0 +1,65 @@
+"""Shared pieces of the app's pages: the cached Workbench, the sidebar, count refresh.
+
+Pages call `workbench()` for the facade of the current workspace; `app.py` sets it up once per
+run before the navigation runs a page (pages live in `app_pages/`, a folder Streamlit does not
+auto-discover, so no page ever runs without `app.py`). UI only: all work is in ragbench.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ragbench.config import load_settings
+from ragbench.workbench import Workbench
+
+HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
+               "error": ":red[●]"}
+
+
+@st.cache_resource(show_spinner="Opening the workspace…", max_entries=2)
+def open_workbench(workspace: str, settings_hash: str) -> Workbench:
+    """One Workbench per workspace and settings (the embedding model loads once)."""
+    return Workbench(workspace, load_settings(workspace))
+
+
+def workbench() -> Workbench:
+    """The current session's Workbench (set by app.py before any page runs)."""
+    wb: Workbench = st.session_state["workbench"]
+    return wb
+
+
+@st.cache_data(max_entries=20, show_spinner=False)
+def sidebar_counts(workspace: str, fingerprint: str, _wb: Workbench) -> dict[str, int]:
+    """Document and chunk counts, recomputed only when the catalog changed."""
+    stats = _wb.library.stats()
+    return {"documents": stats.documents, "chunks": stats.chunks}
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def backend_status(workspace: str, settings_hash: str, loaded: bool,
+                   _wb: Workbench) -> dict[str, dict[str, Any]]:
+    """Backend status; an OpenAI endpoint is probed with a 1 s timeout at most once a minute."""
+    return _wb.maintenance.backend_status(llm_timeout=1.0).model_dump()
+
+
+def sidebar(wb: Workbench, settings_hash: str) -> None:
+    """Workspace, counts and backend status under the navigation."""
+    workspace = str(wb.workspace)
+    with st.sidebar:
+        st.caption(f"Workspace: `{workspace}`")
+        counts = sidebar_counts(workspace, wb.library.fingerprint(), wb)
+        cols = st.columns(2)
+        cols[0].metric("Documents", f"{counts['documents']:,}")
+        cols[1].metric("Chunks", f"{counts['chunks']:,}")
+        for item in backend_status(workspace, settings_hash, wb.embedder_loaded, wb).values():
+            label = "Embeddings" if item["kind"] == "embedding" else "Answers"
+            model = f" · {item['model']}" if item["model"] else ""
+            st.caption(f"{HEALTH_ICON[item['health']]} {label}: {item['backend']}{model}",
+                       help=item["message"])
+
+
+def refresh_counts() -> None:
+    """Forget cached counts after an ingest, delete or re-process."""
+    sidebar_counts.clear()

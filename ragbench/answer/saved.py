@@ -1,0 +1,149 @@
+"""Answers that last: asking with contradictions attached, saving, regenerating, resolving.
+
+A saved answer stores its sources' passages (text, document, offsets) with it, so a citation
+keeps resolving after its document is re-ingested and the chunk id is gone from the catalog
+(`resolve_citation` then answers from the newest saved answer that cited it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from ragbench.answer.answerer import Answerer, ChatResponse, Source
+from ragbench.config import Settings
+from ragbench.contradictions import Finding
+from ragbench.errors import InvalidRequestError, NotFoundError
+from ragbench.models import SearchFilters
+from ragbench.retrieval.retriever import MODES
+from ragbench.store.catalog import Catalog
+
+
+class CitationTarget(BaseModel):
+    """Where a cited chunk id leads: live from the catalog, or archived with a saved answer."""
+
+    status: str = Field(description="live (in the catalog) or archived (from a saved answer)")
+    chunk_id: str
+    doc_id: str | None
+    text: str
+    start_char: int | None
+    end_char: int | None
+    source_id: str | None
+    answer_id: str | None = None
+    archive_browse_uri: str | None = None
+    archive_download_uri: str | None = None
+
+
+
+FindContradictions = Callable[[Sequence[str]], list[Finding]]
+"""find(chunk_ids) -> potential contradictions among those chunks."""
+
+
+def attach_contradictions(response: ChatResponse, findings: list[Finding]) -> None:
+    """Potential contradictions among the answer's sources, as data and a synthesized source."""
+    if not findings:
+        return
+    response.contradictions = [f.model_dump() for f in findings]
+    lines = []
+    for f in findings:
+        sides = " vs ".join(f"{c['lens']}: \"{(c.get('span') or '')[:120]}\""
+                            for c in f.chunks[:3])
+        lines.append(f"- [{f.type}] {f.topic}: {sides}")
+    response.sources.append(Source(
+        label="synthesized", title="Potential contradictions",
+        sourceName="Potential contradictions", chunkText="\n".join(lines)))
+
+
+class AnswerService:
+    """Ask, save, list, regenerate and resolve citations of grounded answers."""
+
+    def __init__(
+        self, answerer: Answerer, catalog: Catalog, settings: Settings,
+        find_contradictions: FindContradictions,
+    ) -> None:
+        self.answerer = answerer
+        self.catalog = catalog
+        self.settings = settings
+        self._find_contradictions = find_contradictions
+
+    def ask(
+        self,
+        question: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        llm: str | None = None,
+        save: bool = False,
+    ) -> ChatResponse:
+        """A grounded answer with validated citations, sources, references and (when the
+        sources disagree and `answer_contradictions` is on) the contradictions among them.
+        """
+        if not question.strip():
+            raise InvalidRequestError("the question is empty")
+        response = self.answerer.ask(question, mode, top_k, filters, llm)
+        if self.settings.answer_contradictions:
+            ids = [s.id for s in response.sources if s.id]
+            attach_contradictions(response, self._find_contradictions(ids) if len(ids) > 1
+                                  else [])
+        if save:
+            self.save(response)
+        return response
+
+    def save(self, response: ChatResponse) -> str:
+        """Store an answer (question, text, sources with their passages, references)."""
+        if response.answer_id is None:
+            key = f"{response.question}\n{time.time_ns()}"
+            response.answer_id = hashlib.sha256(key.encode()).hexdigest()[:12]
+        self.catalog.save_answer(
+            response.answer_id, response.question, response.model_dump_json(),
+            json.dumps(self.settings.model_dump(exclude={"openai_api_key"})),
+        )
+        return response.answer_id
+
+    def get(self, answer_id: str) -> ChatResponse:
+        """One saved answer."""
+        row = self.catalog.get_answer(answer_id)
+        if row is None:
+            raise NotFoundError(f"no saved answer {answer_id!r} (see `ragbench answers`)")
+        return ChatResponse.model_validate_json(row["response"])
+
+    def regenerate(self, answer_id: str, llm: str | None = None) -> ChatResponse:
+        """Answer a saved question again and replace the saved answer and its references."""
+        old = self.get(answer_id)
+        mode = old.mode if old.mode in MODES else None
+        response = self.ask(old.question, mode=mode, llm=llm)
+        response.answer_id = answer_id
+        self.save(response)
+        return response
+
+    def saved(self, limit: int = 100) -> list[ChatResponse]:
+        """Saved answers, newest first."""
+        return [ChatResponse.model_validate_json(r["response"])
+                for r in self.catalog.list_answers(limit)]
+
+    def resolve_citation(self, chunk_id: str) -> CitationTarget:
+        """A cited chunk: live from the catalog, else the passage archived with a saved answer."""
+        rows = self.catalog.get_chunks([chunk_id])
+        if chunk_id in rows:
+            row = rows[chunk_id]
+            return CitationTarget(**{"status": "live", "chunk_id": chunk_id,
+                                     "doc_id": row["doc_id"],
+                    "text": row["text"], "start_char": row["start_char"],
+                    "end_char": row["end_char"], "source_id": row["source_id"],
+                    "archive_browse_uri": row["archive_browse_uri"],
+                    "archive_download_uri": row["archive_download_uri"]})
+        found = self.catalog.answer_citing(chunk_id)
+        if found is None:
+            raise NotFoundError(f"unknown chunk id {chunk_id!r}")
+        answer_id, source_json = found
+        source = Source.model_validate_json(source_json)
+        return CitationTarget(**{"status": "archived", "chunk_id": chunk_id,
+                                 "doc_id": source.documentId,
+                "text": source.chunkText, "start_char": source.startChar,
+                "end_char": source.endChar, "source_id": source.sourceId,
+                "answer_id": answer_id, "archive_browse_uri": source.archiveBrowseUri,
+                "archive_download_uri": source.archiveDownloadUri})

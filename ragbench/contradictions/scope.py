@@ -1,0 +1,49 @@
+"""Which chunk pairs to compare for contradictions, and the search over a set of chunks.
+
+Comparing every pair is exact but quadratic: up to `ALL_PAIRS_LIMIT` chunks every pair is
+compared; beyond that only pairs the context graph already links by similarity, shared topic
+or overlapping period (a conflict needs the two passages to speak of the same thing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ragbench.contradictions.detector import Finding, conflicts, spec_findings
+from ragbench.graph.model import ContextGraph
+from ragbench.graph.terms import spec_key_terms
+from ragbench.store.catalog import Catalog
+
+ALL_PAIRS_LIMIT = 2000
+"""Up to this many chunks, contradiction search compares every pair."""
+LINKING_EDGES = ["SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP"]
+
+
+def find_contradictions(
+    catalog: Catalog,
+    graph: Callable[[], ContextGraph],
+    chunk_ids: Sequence[str] | None = None,
+    topic: str | None = None,
+    include_spec: bool = False,
+) -> list[Finding]:
+    """Potential contradictions among `chunk_ids` (default: every chunk of the catalog).
+
+    `include_spec` adds the specs/002 cross-lens findings (topics by the spec's own key-term
+    function).
+    """
+    ids = list(chunk_ids) if chunk_ids is not None else sorted(catalog.chunk_ids())
+    rows = catalog.contradiction_rows(ids)
+    pairs = None
+    if len(rows) > ALL_PAIRS_LIMIT:
+        g = graph()
+        wanted = set(rows)
+        ids_of = [n["id"] for n in g.nodes]
+        pairs = [(cid, ids_of[j]) for cid in rows if cid in g
+                 for j, _, _ in g.edges_of(g.index[cid], LINKING_EDGES)
+                 if ids_of[j] in wanted and cid < ids_of[j]]
+    found = conflicts(list(rows.values()), pairs=pairs, topic=topic)
+    if include_spec:
+        terms = {c: spec_key_terms(r["text"]) for c, r in rows.items()}
+        spec = spec_findings(list(rows.values()), terms)
+        found += [f for f in spec if topic is None or topic.lower() in f.topic]
+    return found

@@ -1,0 +1,311 @@
+"""The library of one workspace: batches of files in, documents out (ingest, delete, reprocess).
+
+`Ingestor` handles one file and its attachments; this module runs batches of them. Files are
+planned (parsed, chunked, decided) in groups, each group's chunks are embedded in one batch,
+then every file is stored in its own transaction, so a failure or a kill loses at most the file
+in flight. After a batch that changed anything, the context graph is brought up to date
+through `on_change` (the graph is derived data: its failure never fails an ingest).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ragbench.archive import Archive
+from ragbench.archive.ops import build as archive_build
+from ragbench.config import Settings
+from ragbench.embeddings import CachedEmbedder
+from ragbench.errors import InvalidRequestError, NotFoundError
+from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
+from ragbench.ingest.ingestor import Ingestor, Planned, Progress
+from ragbench.ingest.uploads import screen_uploads
+from ragbench.ingest.versioning import ReprocessReport, StaleDocument, find_original, find_stale
+from ragbench.models import FileResult, IngestReport
+from ragbench.store.catalog import Catalog
+from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.store.vectors import VectorStore
+
+FileProgress = Callable[[str, int, int], None]
+"""file_progress(path, done, total) — called after each top-level file."""
+Item = tuple[bytes, str, str, str] | FileResult
+"""A file to ingest as (bytes, file name, source id, name shown), or its final result."""
+
+logger = logging.getLogger(__name__)
+
+
+def collect_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[FileResult]]:
+    """Expand files and directories (recursively, sorted, hidden entries skipped)."""
+    files: list[Path] = []
+    missing: list[FileResult] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(
+                p for p in path.rglob("*")
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(FileResult(path=str(raw), status="failed",
+                                      error=f"no such file or directory: {raw}"))
+    return files, missing
+
+
+def default_root(path: Path) -> Path:
+    """The root a source id is relative to: the current directory when the file is under it,
+    else the file's own folder.
+    """
+    cwd = Path.cwd().resolve()
+    resolved = path.resolve()
+    return cwd if resolved.is_relative_to(cwd) else resolved.parent
+
+
+def make_report(results: list[FileResult], started: float) -> IngestReport:
+    """Totals per status, files and chunks, and the elapsed time of a batch."""
+    totals = {s: 0 for s in ("inserted", "updated", "skipped", "reprocessed", "failed")}
+    for r in results:
+        totals[r.status] += 1
+    totals["files"] = len(results)
+    totals["chunks"] = sum(r.chunks for r in results if r.status != "skipped")
+    seconds = round(time.perf_counter() - started, 3)
+    return IngestReport(files=results, totals=totals, seconds=seconds)
+
+
+class Library:
+    """Batches of files into the catalog and vectors; deletes; re-processing of stale documents."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        settings: Settings,
+        catalog: Catalog,
+        ingestor: Ingestor,
+        archive: Archive,
+        vectors: Callable[[], VectorStore],
+        embedder: Callable[[], CachedEmbedder],
+        on_change: Callable[[Progress | None], None],
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.catalog = catalog
+        self.ingestor = ingestor
+        self.archive = archive
+        self.files_dir = workspace / "files"
+        self._vectors = vectors
+        self._embedder = embedder
+        self._on_change = on_change
+
+    # --- ingest ------------------------------------------------------------------------------
+
+    def ingest_paths(
+        self,
+        paths: Sequence[str | Path],
+        lens: str | None = None,
+        root: str | Path | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest files and folders; `source_id` is each path relative to `root`
+        (default: see `default_root`). The workspace's own files are never ingested.
+        """
+        started = time.perf_counter()
+        files, results = collect_files(paths)
+        own = self.workspace.resolve()
+        files = [f for f in files if not f.resolve().is_relative_to(own)]
+
+        def load(path: Path) -> Item:
+            base = Path(root) if root else default_root(path)
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                return FileResult(path=str(path), status="failed",
+                                  error=f"cannot read file: {e.strerror or e}")
+            return data, path.name, normalize_source_id(path, base), str(path)
+
+        results += self.ingest_items([load(p) for p in files], lens, progress, file_progress)
+        return make_report(results, started)
+
+    def ingest_bytes(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        lens: str | None = None,
+        prefix: str = "uploads",
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest in-memory files; source_id is `prefix/name`, lower-cased."""
+        started = time.perf_counter()
+        loaded: list[Item] = []
+        for name, data in items:
+            clean = Path(name.replace("\\", "/")).name or "upload"
+            loaded.append((data, clean, f"{prefix}/{clean}".strip("/").lower(), clean))
+        results = self.ingest_items(loaded, lens, progress, file_progress)
+        return make_report(results, started)
+
+    def ingest_uploads(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        lens: str | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Browser uploads: size limit (max_upload_mb), safe names, duplicates by content
+        reported as skipped; the rest goes through `ingest_bytes`.
+        """
+        started = time.perf_counter()
+        accepted, screened = screen_uploads(items, self.settings.max_upload_mb, self.catalog)
+        report = self.ingest_bytes(accepted, lens=lens, progress=progress,
+                                   file_progress=file_progress)
+        return make_report([*screened, *report.files], started)
+
+    def ingest_items(
+        self,
+        items: Sequence[Item],
+        lens: str | None,
+        progress: Progress | None,
+        file_progress: FileProgress | None,
+        group: int = 32,
+    ) -> list[FileResult]:
+        """Plan files in groups, embed each group's chunks in one batch, then store each file."""
+        results: list[FileResult] = []
+        seen: set[tuple[str, str]] = set()
+        plans: list[Planned | list[FileResult]] = []
+        sources: set[str] = set()
+        done: list[str] = []
+        total = len(items)
+
+        def flush() -> None:
+            self.ingestor.warm([p for p in plans if isinstance(p, Planned)], progress)
+            for plan in plans:
+                out = plan if isinstance(plan, list) else self.ingestor.finish(plan, progress)
+                results.extend(out)
+                done.append(out[0].path)
+                if progress:
+                    progress("index", len(done), total)
+                if file_progress:
+                    file_progress(out[0].path, len(done), total)
+            plans.clear()
+            sources.clear()
+
+        for planned, item in enumerate(items, 1):
+            if progress:  # stage events: parse (parsed and chunked), embed, index, per file
+                progress("parse", planned - 1, total)
+            if isinstance(item, FileResult):
+                plans.append([item])
+                continue
+            data, name, source_id, shown = item
+            key = (source_id, file_hash(data))
+            if key in seen:  # the same file twice in one call
+                plans.append([FileResult(path=shown, status="skipped", source_id=source_id,
+                                         doc_id=compute_doc_id(*key),
+                                         reason="duplicate in this batch")])
+                continue
+            if source_id in sources or len(plans) >= group:
+                flush()  # a new version of a source planned in this group: store that first
+            seen.add(key)
+            sources.add(source_id)
+            plans.append(self.ingestor.plan(data, name, source_id, lens, shown))
+        if progress and total:
+            progress("parse", total, total)
+        flush()
+        if any(r.status in ("inserted", "updated", "reprocessed") for r in results):
+            self._on_change(progress)
+        return results
+
+    # --- removal -----------------------------------------------------------------------------
+
+    def delete(self, doc_id: str) -> tuple[int, int]:
+        """Delete a document and its attachments: (documents removed, chunks removed)."""
+        record = self.catalog.get_document(doc_id, include_failed=True)
+        if record is None:
+            raise NotFoundError(f"no document with id {doc_id!r} (see `ragbench stats`)")
+        doc_ids = [doc_id, *self.catalog.children(doc_id)]
+        with self.catalog.transaction() as tx:
+            removed = self.catalog.delete_documents(tx, doc_ids)
+        self._vectors().delete(removed)
+        for d in doc_ids:
+            shutil.rmtree(self.files_dir / d, ignore_errors=True)
+        self.archive.remove([doc_id])
+        if record.root_doc_id:  # an attachment: redo its thread's archive entry
+            archive_build(self.catalog, self.archive, self.files_dir, False, [record.root_doc_id])
+        self._on_change(None)
+        return len(doc_ids), len(removed)
+
+    def clear(self, clear_graph: Callable[[], None]) -> tuple[int, int]:
+        """Remove every document, chunk, vector, original and archive entry (keeps the
+        embedding cache): (documents, chunks) removed.
+        """
+        stats = self.catalog.stats()
+        self.catalog.clear()
+        self._vectors().reset()
+        shutil.rmtree(self.files_dir, ignore_errors=True)
+        self.archive.clear()
+        clear_graph()
+        return stats["documents"], stats["chunks"]
+
+    # --- versions ----------------------------------------------------------------------------
+
+    def stale(
+        self, target_version: int | None = None, check_originals: bool = True
+    ) -> list[StaleDocument]:
+        """Top-level documents made by an older ingest version or other ingest settings
+        (see `ragbench.ingest.versioning.find_stale`).
+        """
+        if not check_originals:
+            return find_stale(self.catalog, self.settings, target_version)
+        return find_stale(self.catalog, self.settings, target_version, self.workspace,
+                          self.files_dir)
+
+    def reprocess(
+        self,
+        target_version: int | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> ReprocessReport:
+        """Re-run parse, chunk, context and embed for every stale document from its original.
+
+        Each document (with its attachments) is stored in its own transaction, so an
+        interrupted run leaves finished documents current and a second run does the rest.
+        Unchanged embedding texts come from the embedding cache. Chunk ids are content
+        addressed (doc id + offsets), so unchanged chunks keep their ids and citations.
+        """
+        started = time.perf_counter()
+        if target_version is not None and not 1 <= target_version <= CURRENT_INGEST_VERSION:
+            raise InvalidRequestError(
+                f"target version {target_version} is not between 1 and the current ingest "
+                f"version {CURRENT_INGEST_VERSION}")
+        stale = self.stale(target_version)
+        report = ReprocessReport(dry_run=dry_run, stale=stale,
+                                 target_version=target_version or CURRENT_INGEST_VERSION,
+                                 not_reprocessable=[s for s in stale if not s.reprocessable])
+        todo = [s for s in stale if s.reprocessable]
+        if not dry_run and todo:
+            items: list[Item] = []
+            for item in todo:
+                record = self.catalog.get_document(item.doc_id)
+                data = find_original(record, self.workspace, self.files_dir)[0] if record else None
+                if data is None:  # vanished since the listing
+                    items.append(FileResult(path=item.source_id, status="failed",
+                                            doc_id=item.doc_id, source_id=item.source_id,
+                                            error="original no longer available"))
+                    continue
+                items.append((data, item.file_name, item.source_id, item.source_id))
+            embedder = self._embedder()
+            misses = embedder.misses
+            report.results = self.ingest_items(items, None, progress, file_progress)
+            report.embedded = embedder.misses - misses
+            stored = sum(r.chunks for r in report.results if r.status == "reprocessed")
+            report.cached = max(stored - report.embedded, 0)
+        report.totals = dict(Counter(r.status for r in report.results))
+        report.totals["stale"] = len(stale)
+        report.totals["not_reprocessable"] = len(report.not_reprocessable)
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report

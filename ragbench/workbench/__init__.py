@@ -1,0 +1,7 @@
+"""The facade: `Workbench(workspace)` with its areas (library, search, answers, graph,
+archive, maintenance) returning the typed models of `results`. Faces import only this.
+"""
+
+from ragbench.workbench.facade import Workbench
+
+__all__ = ["Workbench"]

@@ -1,0 +1,359 @@
+"""The facade's areas: thin delegation from a face to the stages, typed results out.
+
+Each area holds the `Workbench` it belongs to and calls the stage that does the work; the only
+code here converts stage output into `ragbench.workbench.results` models and stage errors into
+the user-facing `RagbenchError` subclasses. If a method grows logic, that logic belongs in a
+stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragbench.answer import ChatResponse
+from ragbench.answer.saved import CitationTarget
+from ragbench.archive.ops import build as archive_build
+from ragbench.archive.ops import check as archive_check
+from ragbench.archive.ops import tree as archive_tree
+from ragbench.config import Settings
+from ragbench.contradictions import Finding
+from ragbench.contradictions.scope import find_contradictions
+from ragbench.errors import InvalidRequestError, LLMError
+from ragbench.graph import ContextGraph
+from ragbench.ingest import Progress
+from ragbench.ingest.library import FileProgress
+from ragbench.ingest.versioning import ReprocessReport, StaleDocument, version_table
+from ragbench.maintenance.backfill import Backfiller, BackfillReport
+from ragbench.maintenance.status import (
+    ConnectionCheck,
+    StaleReport,
+    check_endpoint,
+    embedding_status,
+    llm_status,
+    stale_report,
+)
+from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
+from ragbench.retrieval import MODES
+from ragbench.workbench.results import (
+    ArchiveBuild,
+    ArchiveCheck,
+    ArchiveNode,
+    BackendReport,
+    ClearResult,
+    DeleteResult,
+    DoctorReport,
+    DocumentDetail,
+    EgoGraph,
+    GraphNeighbor,
+    GraphStats,
+    IngestVersion,
+    RecentDocument,
+    StoredChunk,
+    WorkspaceStats,
+)
+
+if TYPE_CHECKING:
+    from ragbench.workbench.facade import Workbench
+
+
+class _Area:
+    def __init__(self, wb: Workbench) -> None:
+        self._wb = wb
+
+
+class LibraryArea(_Area):
+    """Documents in and out: ingest, uploads, listing, one document, delete, clear, counts."""
+
+    def ingest(
+        self,
+        paths: Sequence[str | Path],
+        lens: str | None = None,
+        root: str | Path | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest files and folders; `source_id` is each path relative to `root`."""
+        return self._wb.library_service.ingest_paths(paths, lens, root, progress, file_progress)
+
+    def ingest_bytes(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        lens: str | None = None,
+        prefix: str = "uploads",
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest in-memory files as `prefix/name`."""
+        return self._wb.library_service.ingest_bytes(items, lens, prefix, progress, file_progress)
+
+    def ingest_uploads(
+        self,
+        items: Sequence[tuple[str, bytes]],
+        lens: str | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> IngestReport:
+        """Ingest browser uploads (size limit, safe names, duplicates by content skipped)."""
+        return self._wb.library_service.ingest_uploads(items, lens, progress, file_progress)
+
+    def stats(self) -> WorkspaceStats:
+        """Counts per lens, chunk type and format, plus failed files."""
+        catalog = self._wb.catalog
+        return WorkspaceStats(
+            **catalog.stats(), workspace=str(self._wb.workspace),
+            failed_files=len(catalog.list_documents(status="failed")))
+
+    def documents(self, status: str = "indexed") -> list[DocumentRecord]:
+        """Stored documents with this status (`indexed` or `failed`)."""
+        return self._wb.catalog.list_documents(status=status)
+
+    def recent(self, limit: int = 10) -> list[RecentDocument]:
+        """The most recently stored top-level documents, indexed or failed."""
+        return [RecentDocument(**r) for r in self._wb.catalog.recent_documents(limit)]
+
+    def lenses(self) -> list[str]:
+        """The lenses that hold documents."""
+        return self._wb.catalog.lenses()
+
+    def chunk_count(self) -> int:
+        """Number of stored chunks."""
+        return self._wb.catalog.chunk_count()
+
+    def fingerprint(self) -> str:
+        """Changes whenever documents, chunks, answers or archive entries change (cache key)."""
+        return self._wb.catalog.fingerprint()
+
+    def document_text(self, doc_id: str) -> str | None:
+        """A document's plaintext (None when unknown)."""
+        return self._wb.catalog.document_text(doc_id)
+
+    def show(self, doc_id: str) -> DocumentDetail:
+        """A document: metadata, plaintext, chunks with offsets, attachments."""
+        from ragbench.errors import NotFoundError
+
+        catalog = self._wb.catalog
+        record = catalog.get_document(doc_id, include_failed=True)
+        if record is None:
+            raise NotFoundError(f"no document with id {doc_id!r} (see `ragbench stats`)")
+        links = {"archive_browse_uri": record.archive_browse_uri,
+                 "archive_download_uri": record.archive_download_uri}
+        hidden = ("rowid", "embedding_text")
+        chunks = [StoredChunk(**{k: v for k, v in c.items() if k not in hidden}, **links)
+                  for c in catalog.chunks_of(doc_id)]
+        return DocumentDetail(document=record, text=catalog.document_text(doc_id) or "",
+                              chunks=chunks, children=catalog.children(doc_id))
+
+    def delete(self, doc_id: str) -> DeleteResult:
+        """Delete a document with its attachments, chunks, vectors, original and archive entry."""
+        documents, chunks = self._wb.library_service.delete(doc_id)
+        return DeleteResult(doc_id=doc_id, documents=documents, chunks=chunks)
+
+    def clear(self) -> ClearResult:
+        """Remove every document, chunk, vector and stored original (keeps the cache)."""
+        documents, chunks = self._wb.library_service.clear(self._wb.graph_service.clear)
+        return ClearResult(documents=documents, chunks=chunks)
+
+
+class SearchArea(_Area):
+    """Ranked chunks in any retrieval mode."""
+
+    modes: tuple[str, ...] = tuple(MODES)
+
+    def query(
+        self,
+        query: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        lens: str | None = None,
+        filters: SearchFilters | None = None,
+        fts_level: str | None = None,
+    ) -> list[RetrievalResult]:
+        """Ranked chunks for `query` (see `ragbench.retrieval.retriever` for the modes)."""
+        if lens:
+            filters = (filters or SearchFilters()).model_copy(
+                update={"lenses": [*((filters.lenses or []) if filters else []), lens]})
+        return self._wb.retriever.search(query, mode, top_k, filters, fts_level)
+
+
+class AnswersArea(_Area):
+    """Grounded answers with validated citations; saved answers; citation targets."""
+
+    def ask(
+        self,
+        question: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        llm: str | None = None,
+        save: bool = False,
+    ) -> ChatResponse:
+        """A grounded answer with validated citations, sources and references."""
+        try:
+            return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def save(self, response: ChatResponse) -> str:
+        """Store an answer; returns its id."""
+        return self._wb.answer_service.save(response)
+
+    def regenerate(self, answer_id: str, llm: str | None = None) -> ChatResponse:
+        """Answer a saved question again, replacing the saved answer and its references."""
+        try:
+            return self._wb.answer_service.regenerate(answer_id, llm)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def saved(self, limit: int = 100) -> list[ChatResponse]:
+        """Saved answers, newest first."""
+        return self._wb.answer_service.saved(limit)
+
+    def resolve_citation(self, chunk_id: str) -> CitationTarget:
+        """A cited chunk: live from the catalog, else the passage kept with a saved answer."""
+        return self._wb.answer_service.resolve_citation(chunk_id)
+
+
+class GraphArea(_Area):
+    """The context graph (kept in step with the catalog) and contradictions."""
+
+    def current(self) -> ContextGraph:
+        """The context graph, updated to the catalog (built on first use)."""
+        return self._wb.graph_service.current()
+
+    def build(self) -> GraphStats:
+        """Rebuild the graph from scratch; returns its stats."""
+        return GraphStats(**self._wb.graph_service.rebuild().stats())
+
+    def stats(self) -> GraphStats:
+        """Nodes, edges per type, density, components, degrees."""
+        return GraphStats(**self.current().stats())
+
+    def neighbors(self, chunk_id: str, edge_types: Sequence[str] | None = None,
+                  ) -> list[GraphNeighbor]:
+        """Direct neighbours of a chunk by edge type, with previews and lenses."""
+        graph = self.current()
+        out = []
+        for item in graph.neighbors(chunk_id, edge_types):
+            node = graph.node(item["id"])
+            out.append(GraphNeighbor(**item, lens=node["lens"], source_name=node["source_name"],
+                                     chunk_index=node["chunk_index"],
+                                     preview=node["content_preview"]))
+        return out
+
+    def ego(self, chunk_id: str, hops: int = 1, edge_types: Sequence[str] | None = None,
+            limit: int = 50) -> EgoGraph:
+        """The neighbourhood of a chunk for the graph view (at most `limit` nodes)."""
+        return EgoGraph(**self.current().ego(chunk_id, hops, edge_types, limit))
+
+    def path(self, a: str, b: str, edge_types: Sequence[str] | None = None) -> list[str]:
+        """Chunk ids on a shortest path between two chunks (empty when unconnected)."""
+        return self.current().shortest_path(a, b, edge_types)
+
+    def export(self, path: str | Path, fmt: str = "json") -> Path:
+        """Write the graph as node-link JSON or GraphML."""
+        if fmt not in ("json", "graphml"):
+            raise InvalidRequestError(f"unknown graph export format {fmt!r}; use json or graphml")
+        return self.current().export(path, "json" if fmt == "json" else "graphml")
+
+    def contradictions(
+        self, topic: str | None = None, chunk_ids: Sequence[str] | None = None,
+        include_spec: bool = False,
+    ) -> list[Finding]:
+        """Potential contradictions among `chunk_ids` (default: the whole workspace)."""
+        wb = self._wb
+        return find_contradictions(wb.catalog, wb.graph_service.current, chunk_ids, topic,
+                                   include_spec)
+
+
+class ArchiveArea(_Area):
+    """The browsable archive (specs/004 Phase 2): check, build, tree, views and originals."""
+
+    def check(self) -> ArchiveCheck:
+        """Links whose file is missing, documents without an entry, broken view links."""
+        return ArchiveCheck(**archive_check(self._wb.catalog, self._wb.archive_folder))
+
+    def build(self, force: bool = False, roots: list[str] | None = None) -> ArchiveBuild:
+        """Write entries for documents without a complete one (all with `force`; only the
+        threads `roots` when given).
+        """
+        wb = self._wb
+        return ArchiveBuild(**archive_build(wb.catalog, wb.archive_folder, wb.files_dir, force,
+                                            roots))
+
+    def tree(self) -> list[ArchiveNode]:
+        """Archived documents as a forest (email threads with attachments as children)."""
+        return [ArchiveNode.model_validate(n) for n in archive_tree(self._wb.catalog)]
+
+    def text(self, uri: str) -> str:
+        """A Markdown view by its `archive_browse_uri` (confined to the archive)."""
+        return self._wb.archive_folder.read_text(uri)
+
+    def original(self, uri: str) -> bytes:
+        """An archived original by its `archive_download_uri` (confined to the archive)."""
+        return self._wb.archive_folder.read_bytes(uri)
+
+
+class MaintenanceArea(_Area):
+    """Consistency, versions, re-processing, backfill and backend status."""
+
+    def doctor(self, repair: bool = True) -> DoctorReport:
+        """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
+        `repair`.
+        """
+        from ragbench.store.vectors import ChromaVectors
+
+        store = ChromaVectors(self._wb.workspace / "chroma")
+        return DoctorReport(**self._wb.doctor_service.run(store, repair))
+
+    def stale(self, target_version: int | None = None, check_originals: bool = True,
+              ) -> list[StaleDocument]:
+        """Top-level documents made by an older ingest version or other ingest settings."""
+        return self._wb.library_service.stale(target_version, check_originals)
+
+    def stale_report(self, settings: Settings | None = None) -> StaleReport:
+        """What the current (or the given, unsaved) settings would re-process, grouped."""
+        return stale_report(self._wb.catalog, settings or self._wb.settings)
+
+    def versions(self) -> list[IngestVersion]:
+        """The ingest versions table."""
+        return [IngestVersion(**r) for r in version_table(self._wb.catalog)]
+
+    def reprocess(
+        self,
+        target_version: int | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+    ) -> ReprocessReport:
+        """Re-run ingest for every stale document from its original (see `Library.reprocess`)."""
+        return self._wb.library_service.reprocess(target_version, dry_run, progress,
+                                                  file_progress)
+
+    def backfill(self, dry_run: bool = False) -> BackfillReport:
+        """Fill chunk metadata derivable without re-parsing (`ragbench.maintenance.backfill`)."""
+        wb = self._wb
+        return Backfiller(wb.catalog, wb.settings, lambda: wb.ingestor.summarizer,
+                          lambda: wb.embedder, lambda: wb.vectors).run(dry_run=dry_run)
+
+    def backend_status(self, llm_timeout: float = 1.5) -> BackendReport:
+        """Embedding and answer backend status without loading the model."""
+        wb = self._wb
+        return BackendReport(embedding=embedding_status(wb.settings, wb.embedder_loaded),
+                             llm=llm_status(wb.settings, llm_timeout))
+
+    def test_connection(
+        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 3.0
+    ) -> ConnectionCheck:
+        """Probe an OpenAI-compatible endpoint (default: the configured one) with GET /models.
+
+        The configured API key is sent only to the configured endpoint: probing another URL
+        sends the key given here, or none.
+        """
+        settings = self._wb.settings
+        url = settings.openai_base_url if base_url is None else base_url
+        if api_key is None:
+            same = url.strip().rstrip("/") == settings.openai_base_url.strip().rstrip("/")
+            api_key = settings.openai_api_key if same else ""
+        return check_endpoint(url, api_key, timeout)

@@ -1,0 +1,129 @@
+"""The facade every face (CLI, app pages, HTTP, MCP) calls: one workspace, six areas.
+
+`Workbench(workspace)` wires the stages over one workspace directory — `catalog.sqlite` (the
+truth), `chroma/` (vectors, derived), `files/<doc_id>/` (originals), `archive/` (browsable
+copies), `graph/` (the context graph) and `settings.toml` — and exposes them as areas:
+
+- `wb.library`: ingest files and uploads, list, show, delete, clear, stats;
+- `wb.search`: ranked chunks in any retrieval mode;
+- `wb.answers`: grounded answers, saved answers, citations;
+- `wb.graph`: the context graph and contradictions;
+- `wb.archive`: the browsable archive;
+- `wb.maintenance`: doctor, versions, re-processing, backfill, backend status.
+
+Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
+every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
+model, Chroma) load on first use, so `stats` and `show` stay instant.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from ragbench.answer import Answerer
+from ragbench.answer.saved import AnswerService
+from ragbench.archive import ARCHIVE_DIR, Archive
+from ragbench.config import Settings, load_settings
+from ragbench.contradictions import Finding
+from ragbench.contradictions.scope import find_contradictions
+from ragbench.embeddings import CachedEmbedder, make_embedder
+from ragbench.graph import ContextGraph, GraphService
+from ragbench.ingest import Ingestor, Progress
+from ragbench.ingest.library import Library
+from ragbench.maintenance.doctor import Doctor
+from ragbench.retrieval import Retriever
+from ragbench.store.catalog import Catalog
+from ragbench.store.vectors import ChromaVectors
+from ragbench.workbench.areas import (
+    AnswersArea,
+    ArchiveArea,
+    GraphArea,
+    LibraryArea,
+    MaintenanceArea,
+    SearchArea,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class Workbench:
+    """One workspace: the wired stages and the six areas faces call (see the module docstring).
+
+    The component attributes (`catalog`, `vectors`, `embedder`, `ingestor`, `retriever`,
+    `graph_service`, `answerer`) are for the areas and for tests that check invariants; faces
+    use the areas only (an import-contract test checks the faces).
+    """
+
+    def __init__(self, workspace: str | Path = "data", settings: Settings | None = None) -> None:
+        self.workspace = Path(workspace)
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        self.settings = settings or load_settings(self.workspace)
+        self.catalog = Catalog(self.workspace / "catalog.sqlite")
+        self.files_dir = self.workspace / "files"
+        self.archive_folder = Archive(self.workspace / ARCHIVE_DIR)
+        self.ingestor = Ingestor(
+            self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
+            self.files_dir, archive=self.archive_folder,
+        )
+        self.doctor_service = Doctor(self.catalog, self.archive_folder, self.files_dir,
+                             lambda: self.embedder)
+        self.doctor_service.sweep_files()
+        self.archive_folder.sweep(self.catalog.all_doc_ids(), min_age=600)  # crash leftovers
+        self.retriever = Retriever(
+            self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
+        )
+        self.graph_service = GraphService(
+            self.workspace, self.catalog, lambda: self.vectors, self.settings
+        )
+        self.retriever.graph = self._graph_if_any
+        self.answerer = Answerer(self.retriever, self.settings)
+        self.library_service = Library(
+            self.workspace, self.settings, self.catalog, self.ingestor, self.archive_folder,
+            lambda: self.vectors, lambda: self.embedder, self._update_graph,
+        )
+        self.answer_service = AnswerService(
+            self.answerer, self.catalog, self.settings, self._contradictions_among)
+
+        self.library = LibraryArea(self)
+        self.search = SearchArea(self)
+        self.answers = AnswersArea(self)
+        self.graph = GraphArea(self)
+        self.archive = ArchiveArea(self)
+        self.maintenance = MaintenanceArea(self)
+
+    @cached_property
+    def vectors(self) -> ChromaVectors:
+        """The Chroma collection (opened on first use; drift from a crash is repaired then)."""
+        store = ChromaVectors(self.workspace / "chroma")
+        if store.count() != self.catalog.chunk_count():
+            self.doctor_service.sync_vectors(store)
+        return store
+
+    @cached_property
+    def embedder(self) -> CachedEmbedder:
+        """The configured embedding backend behind the catalog's cache."""
+        return CachedEmbedder(make_embedder(self.settings), self.catalog)
+
+    @property
+    def embedder_loaded(self) -> bool:
+        """Whether the embedding model has been loaded in this process."""
+        return "embedder" in self.__dict__
+
+    def _update_graph(self, progress: Progress | None = None) -> None:
+        """Bring the graph up to the catalog; a failure is logged, never fails the ingest."""
+        try:
+            self.graph_service.current(progress)
+        except Exception:  # the graph is derived data: the next use retries
+            logger.exception("context graph update failed")
+
+    def _graph_if_any(self) -> ContextGraph | None:
+        return self.graph_service.current() if self.catalog.chunk_count() else None
+
+    def _contradictions_among(self, chunk_ids: Sequence[str]) -> list[Finding]:
+        return find_contradictions(self.catalog, self.graph_service.current, chunk_ids)
+
+
+__all__ = ["Workbench"]

@@ -1,0 +1,22 @@
+"""What faces need besides the areas: choices for their widgets and inert renderers.
+
+Faces import the facade only (an import-contract test says so); the constants and pure
+display helpers they need are re-exported here, so a page or a CLI command never reaches into
+a stage module. Nothing here touches a workspace.
+"""
+
+from ragbench.answer import ChatResponse, Source
+from ragbench.archive.folder import sanitize_name as archive_safe_name
+from ragbench.archive.markdown import md_escape
+from ragbench.archive.ops import rewrite_links
+from ragbench.graph.model import EDGE_TYPES
+from ragbench.graph.view import ego_html
+from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS
+from ragbench.ingest.uploads import sanitize_name as upload_safe_name
+from ragbench.models import CHUNK_TYPES
+from ragbench.retrieval import MODES
+
+__all__ = [
+    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "ChatResponse", "Source",
+    "archive_safe_name", "ego_html", "md_escape", "rewrite_links", "upload_safe_name",
+]
