@@ -23,7 +23,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,11 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ragbench.ingest import versioning
 from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem
 from ragbench.archive.ops import set_links
 from ragbench.chunking.chunker import chunk_document
 from ragbench.config import Settings
+from ragbench.embeddings.embedders import CachedEmbedder
+from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
+from ragbench.ingest import versioning
 from ragbench.ingest.context import (
     Summarizer,
     apply_context,
@@ -43,8 +45,6 @@ from ragbench.ingest.context import (
     document_header,
     make_summarizer,
 )
-from ragbench.embeddings.embedders import CachedEmbedder
-from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
 from ragbench.models import Block, Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
 from ragbench.parsers import parse_bytes
 from ragbench.parsers.base import ParseError
@@ -214,10 +214,13 @@ class Ingestor:
     def prepare(
         self, data: bytes, name: str, source_id: str, decision: Decision,
         parent: DocumentRecord | None = None, path: list[str] | None = None,
+        metadata: Mapping[str, Scalar] | None = None,
     ) -> tuple[list[Unit], list[FileResult]]:
         """Parse and chunk a file and its attachments; raises ParseError for the file itself.
 
         Attachments that fail become `failed` units and FileResults; they never fail the parent.
+        `metadata` (e.g. `{"external_id": ...}`, the id a caller knows the file by) is added to
+        this file's record over what the parser found; attachments do not inherit it.
         """
         path = (path or []) + [name]
         doc_id = compute_doc_id(source_id, file_hash(data))
@@ -227,7 +230,7 @@ class Ingestor:
         parse_seconds = time.perf_counter() - parse_started
         record.format = parsed.format
         record.title = parsed.title or Path(name).stem
-        record.metadata = dict(parsed.metadata)
+        record.metadata = {**parsed.metadata, **(metadata or {})}
         chunks = chunk_document(
             parsed, doc_id, self.settings.chunk_size, self.settings.chunk_overlap, decision.lens,
             self.settings.tokenizer,
@@ -265,9 +268,14 @@ class Ingestor:
     # --- the whole thing ---------------------------------------------------------------------
 
     def plan(
-        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str
+        self, data: bytes, name: str, source_id: str, lens: str | None, shown: str,
+        metadata: Mapping[str, Scalar] | None = None,
     ) -> Planned | list[FileResult]:
-        """Decide, parse and chunk one file; returns final results when nothing is to store."""
+        """Decide, parse and chunk one file; returns final results when nothing is to store.
+
+        `metadata` goes into the stored document's metadata (see `prepare`); it is not part of
+        the ingest decision, so an unchanged file is skipped with its stored metadata kept.
+        """
         start = time.perf_counter()
         doc_id = compute_doc_id(source_id, file_hash(data))
         decision = self.decide(doc_id, source_id, lens)
@@ -277,9 +285,9 @@ class Ingestor:
             result.chunks = len(self.catalog.chunks_of(doc_id))
             return [result]
         try:
-            units, failures = self.prepare(data, name, source_id, decision)
+            units, failures = self.prepare(data, name, source_id, decision, metadata=metadata)
         except ParseError as e:
-            self._store_failure(data, name, source_id, doc_id, decision, str(e))
+            self._store_failure(data, name, source_id, doc_id, decision, str(e), metadata)
             result.status, result.error, result.reason = "failed", str(e), ""
             result.seconds = time.perf_counter() - start
             return [result]
@@ -315,11 +323,13 @@ class Ingestor:
             self._embedder().embed(texts, progress=report)
 
     def _store_failure(
-        self, data: bytes, name: str, source_id: str, doc_id: str, decision: Decision, error: str
+        self, data: bytes, name: str, source_id: str, doc_id: str, decision: Decision, error: str,
+        metadata: Mapping[str, Scalar] | None = None,
     ) -> None:
         """Record a failed file (no chunks) so the failure stays visible; old versions stay."""
         record = self._record(doc_id, source_id, name, data, decision, None, [name])
         record.status, record.error, record.format = "failed", error, "unknown"
+        record.metadata = dict(metadata or {})
         failed = [d.doc_id for d in self.catalog.documents_by_source(source_id, "failed")]
         with self.catalog.transaction() as tx:
             self.catalog.delete_documents(tx, failed)
