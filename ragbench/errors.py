@@ -66,6 +66,10 @@ class LLMError(RagbenchError):
     """The model endpoint failed; the message says which endpoint and why."""
 
 
+class StoreError(RagbenchError):
+    """The catalog cannot be opened or migrated (e.g. written by a newer ragbench)."""
+
+
 class ArchiveError(RagbenchError):
     """The archive could not be written or read; the message says what and where."""
 

@@ -2,8 +2,7 @@
 
 One connection per thread (WAL mode, so readers never block the writer). Every query binds its
 parameters; FTS5 queries are built from quoted terms only. A document and all its chunks are
-written in one transaction, which is the moment it becomes visible (see
-`ragbench.ingest.ingestor` for
+written in one transaction, which is the moment it becomes visible (see `ragbench.ingest.ingestor` for
 the order of catalog and Chroma writes). Files that failed are kept as `failed` rows with their
 error and no chunks, so the user can see what went wrong; queries only read `indexed` rows.
 """
@@ -24,7 +23,7 @@ import numpy as np
 
 from ragbench.ids import text_hash
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
-from ragbench.store.schema import DDL, INGEST_VERSIONS, SCHEMA_VERSION, migrate
+from ragbench.store.schema import INGEST_VERSIONS, migrate
 from ragbench.lexical import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -88,18 +87,10 @@ class Catalog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        conn = self.conn
-        conn.executescript(DDL)
+        # numbered schema steps up to SCHEMA_VERSION, each in its own transaction; refuses a
+        # catalog written by a newer ragbench (StoreError)
+        migrate(self.conn)
         with self.transaction() as tx:
-            migrate(tx)  # columns added since the workspace was made
-            tx.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-            if tx.execute("SELECT 1 FROM meta WHERE key = 'documents_fts'").fetchone() is None:
-                # workspaces made before the document-level index existed: fill it once
-                tx.execute("INSERT INTO documents_fts(documents_fts) VALUES ('rebuild')")
-                tx.execute("INSERT INTO meta(key, value) VALUES ('documents_fts', '1')")
             tx.executemany(
                 "INSERT OR IGNORE INTO ingest_versions(version, description, breaking_changes) "
                 "VALUES (?, ?, ?)",
@@ -532,20 +523,7 @@ class Catalog:
         ).fetchone()
         return dict(row) if row else None
 
-    def answer_citing(self, chunk_id: str) -> tuple[str, str] | None:
-        """The newest saved answer with a source of this chunk id: (answer_id, source JSON).
-
-        SQLite's JSON functions look inside the stored responses, so resolving an old citation
-        does not load every saved answer into Python.
-        """
-        row = self.conn.execute(
-            "SELECT a.answer_id, s.value FROM answers a, json_each(a.response, '$.sources') s "
-            "WHERE json_extract(s.value, '$.id') = ? ORDER BY a.updated_at DESC LIMIT 1",
-            (chunk_id,),
-        ).fetchone()
-        return (row[0], row[1]) if row else None
-
-    # --- context summaries (implements ragbench.ingest.context.SummaryCache) ---------------
+    # --- context summaries (implements ragbench.ingest.context.SummaryCache) -----------------------
 
     def get_summary(self, key: str) -> str | None:
         """A cached document summary (contextual chunking with a model)."""
@@ -560,7 +538,7 @@ class Catalog:
             "INSERT OR REPLACE INTO context_cache(key, summary) VALUES (?, ?)", (key, summary)
         )
 
-    # --- embedding cache (implements ragbench.embeddings.embedders.EmbeddingCache) --------
+    # --- embedding cache (implements ragbench.embeddings.embedders.EmbeddingCache) --------------------
 
     def get_embeddings(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these text hashes."""
