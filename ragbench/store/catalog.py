@@ -2,7 +2,8 @@
 
 One connection per thread (WAL mode, so readers never block the writer). Every query binds its
 parameters; FTS5 queries are built from quoted terms only. A document and all its chunks are
-written in one transaction, which is the moment it becomes visible (see `ragbench.ingest.ingestor` for
+written in one transaction, which is the moment it becomes visible (see
+`ragbench.ingest.ingestor` for
 the order of catalog and Chroma writes). Files that failed are kept as `failed` rows with their
 error and no chunks, so the user can see what went wrong; queries only read `indexed` rows.
 """
@@ -523,7 +524,20 @@ class Catalog:
         ).fetchone()
         return dict(row) if row else None
 
-    # --- context summaries (implements ragbench.ingest.context.SummaryCache) -----------------------
+    def answer_citing(self, chunk_id: str) -> tuple[str, str] | None:
+        """The newest saved answer with a source of this chunk id: (answer_id, source JSON).
+
+        SQLite's JSON functions look inside the stored responses, so resolving an old citation
+        does not load every saved answer into Python.
+        """
+        row = self.conn.execute(
+            "SELECT a.answer_id, s.value FROM answers a, json_each(a.response, '$.sources') s "
+            "WHERE json_extract(s.value, '$.id') = ? ORDER BY a.updated_at DESC LIMIT 1",
+            (chunk_id,),
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    # --- context summaries (implements ragbench.ingest.context.SummaryCache) ---------------
 
     def get_summary(self, key: str) -> str | None:
         """A cached document summary (contextual chunking with a model)."""
@@ -538,7 +552,7 @@ class Catalog:
             "INSERT OR REPLACE INTO context_cache(key, summary) VALUES (?, ?)", (key, summary)
         )
 
-    # --- embedding cache (implements ragbench.embeddings.embedders.EmbeddingCache) --------------------
+    # --- embedding cache (implements ragbench.embeddings.embedders.EmbeddingCache) --------
 
     def get_embeddings(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for these text hashes."""

@@ -7,10 +7,11 @@ import pytest
 
 from ragbench.cli.main import main
 from ragbench.config import Settings
+from ragbench.errors import RagbenchError
+from ragbench.ingest.versioning import decide, signature_of, stale_reasons
 from ragbench.models import DocumentRecord
 from ragbench.store.schema import CURRENT_INGEST_VERSION
-from ragbench.ingest.versioning import decide, signature_of, stale_reasons
-from ragbench.workbench import Workbench, WorkbenchError
+from ragbench.workbench import Workbench
 
 SMALL = Settings(chunk_size=64, chunk_overlap=8)
 PARA = (
@@ -102,14 +103,14 @@ def corpus(tmp_path):
 @pytest.mark.integration
 def test_changing_chunk_settings_marks_documents_stale(tmp_path, corpus):
     ws = tmp_path / "ws"
-    Workbench(ws, SMALL).ingest([corpus], root=corpus)
-    assert Workbench(ws, SMALL).stale() == []
+    Workbench(ws, SMALL).library.ingest([corpus], root=corpus)
+    assert Workbench(ws, SMALL).maintenance.stale() == []
     wider = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8))
-    stale = wider.stale()
+    stale = wider.maintenance.stale()
     assert sorted(s.source_id for s in stale) == ["heron.md", "kestrel.md", "osprey.md"]
     assert all("chunk_size 64 -> 96" in s.reasons[0] for s in stale)
     assert all(s.reprocessable and s.chunks > 1 and s.original for s in stale)
-    quick = wider.stale(check_originals=False)  # what a page can afford on every render
+    quick = wider.maintenance.stale(check_originals=False)  # what a page can afford on every render
     assert [s.doc_id for s in quick] == [s.doc_id for s in stale]
     assert all(s.original is None for s in quick)
 
@@ -117,13 +118,13 @@ def test_changing_chunk_settings_marks_documents_stale(tmp_path, corpus):
 @pytest.mark.integration
 def test_reprocess_dry_run_changes_nothing(tmp_path, corpus):
     ws = tmp_path / "ws"
-    Workbench(ws, SMALL).ingest([corpus], root=corpus)
+    Workbench(ws, SMALL).library.ingest([corpus], root=corpus)
     wider = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8))
     before, vectors = dump(ws), wider.vectors.ids()
-    report = wider.reprocess(dry_run=True)
+    report = wider.maintenance.reprocess(dry_run=True)
     assert report.dry_run and len(report.stale) == 3 and report.results == []
     assert dump(ws) == before and wider.vectors.ids() == vectors
-    assert len(wider.stale()) == 3
+    assert len(wider.maintenance.stale()) == 3
 
 
 @pytest.mark.integration
@@ -135,50 +136,50 @@ def test_reprocess_redoes_stale_documents_and_reuses_the_cache(tmp_path, corpus)
     # an ingest-logic upgrade with the same chunking: same chunk texts, so nothing to embed
     first.catalog.conn.execute("UPDATE documents SET ingest_version = 1")
     wb = Workbench(ws, SMALL)
-    assert {s.ingest_version for s in wb.stale()} == {1}
-    report = wb.reprocess()
+    assert {s.ingest_version for s in wb.maintenance.stale()} == {1}
+    report = wb.maintenance.reprocess()
     assert [r.status for r in report.results] == ["reprocessed"] * 3
     assert all("ingest logic upgraded (v1 -> v" in r.reason for r in report.results)
     assert report.embedded == 0 and report.cached == len(ids_before)
     assert wb.catalog.chunk_ids() == ids_before  # content-addressed: the same ids
-    assert wb.stale() == [] and wb.reprocess().results == []
+    assert wb.maintenance.stale() == [] and wb.maintenance.reprocess().results == []
     assert {d.ingest_version for d in wb.catalog.list_documents()} == {CURRENT_INGEST_VERSION}
-    assert wb.vectors.ids() == wb.catalog.chunk_ids() and wb.doctor(repair=False)["consistent"]
+    assert wb.vectors.ids() == wb.catalog.chunk_ids() and wb.maintenance.doctor(repair=False).consistent
 
 
 @pytest.mark.integration
 def test_target_version_limits_the_selection(tmp_path, corpus):
     ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
-    wb.ingest([corpus], root=corpus)
+    wb.library.ingest([corpus], root=corpus)
     wb.catalog.conn.execute("UPDATE documents SET ingest_version = 1 WHERE source_id = 'heron.md'")
     other = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8))
-    assert len(other.stale()) == 3  # every one: other settings
-    assert [s.source_id for s in other.stale(target_version=2)] == ["heron.md"]
-    with pytest.raises(WorkbenchError, match="target version 99"):
-        other.reprocess(target_version=99)
+    assert len(other.maintenance.stale()) == 3  # every one: other settings
+    assert [s.source_id for s in other.maintenance.stale(target_version=2)] == ["heron.md"]
+    with pytest.raises(RagbenchError, match="target version 99"):
+        other.maintenance.reprocess(target_version=99)
 
 
 @pytest.mark.integration
 def test_saved_answer_citations_resolve_after_reprocess(tmp_path, corpus):
     ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
-    wb.ingest([corpus], root=corpus)
-    answer = wb.ask("What do analysts review about the osprey subsystem?", save=True)
+    wb.library.ingest([corpus], root=corpus)
+    answer = wb.answers.ask("What do analysts review about the osprey subsystem?", save=True)
     cited = answer.sources[:3]
     assert cited
     # 1. logic upgrade, same chunking: the ids are unchanged and resolve live
     wb.catalog.conn.execute("UPDATE documents SET ingest_version = 1")
-    Workbench(ws, SMALL).reprocess()
+    Workbench(ws, SMALL).maintenance.reprocess()
     wb = Workbench(ws, SMALL)
     for source in cited:
-        hit = wb.resolve_citation(source.id)
+        hit = wb.answers.resolve_citation(source.id).model_dump()
         assert hit["status"] == "live" and hit["text"] == source.chunkText
     # 2. other chunk size: the old spans are gone, the saved passages still resolve exactly
     wider = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8))
-    assert wider.reprocess().totals["reprocessed"] == 3
+    assert wider.maintenance.reprocess().totals["reprocessed"] == 3
     for source in cited:
-        hit = wider.resolve_citation(source.id)
+        hit = wider.answers.resolve_citation(source.id).model_dump()
         assert hit["status"] == "archived" and hit["text"] == source.chunkText
         text = wider.catalog.document_text(hit["doc_id"])
         assert text[hit["start_char"]:hit["end_char"]] == source.chunkText
@@ -191,19 +192,19 @@ def test_document_without_original_is_reported_not_reprocessable(tmp_path, corpu
 
     ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
-    report = wb.ingest([corpus], root=corpus)
+    report = wb.library.ingest([corpus], root=corpus)
     lost = next(f for f in report.files if f.source_id == "heron.md")
     for folder in ("files", "archive"):
         shutil.rmtree(ws / folder / lost.doc_id, ignore_errors=True)
     monkeypatch.chdir(tmp_path)  # no ./heron.md here either
     wider = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8))
-    (bad,) = [s for s in wider.stale() if not s.reprocessable]
+    (bad,) = [s for s in wider.maintenance.stale() if not s.reprocessable]
     assert bad.doc_id == lost.doc_id and "original not available" in bad.problem
-    out = wider.reprocess()
+    out = wider.maintenance.reprocess()
     assert [s.doc_id for s in out.not_reprocessable] == [lost.doc_id]
     assert out.totals["reprocessed"] == 2
-    assert [s.doc_id for s in wider.stale()] == [lost.doc_id]  # still stale, still searchable
-    assert wider.search("heron subsystem", mode="fts")
+    assert [s.doc_id for s in wider.maintenance.stale()] == [lost.doc_id]  # still stale, still searchable
+    assert wider.search.query("heron subsystem", mode="fts")
 
 
 @pytest.mark.integration
@@ -213,19 +214,19 @@ def test_changed_source_on_disk_is_not_a_reprocess(tmp_path, corpus, monkeypatch
     ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
     monkeypatch.chdir(corpus)
-    report = wb.ingest([corpus / "osprey.md"])
+    report = wb.library.ingest([corpus / "osprey.md"])
     doc_id = report.files[0].doc_id
     for folder in ("files", "archive"):
         shutil.rmtree(ws / folder / doc_id, ignore_errors=True)
     (corpus / "osprey.md").write_text("entirely new content " * 40)
-    (item,) = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8)).stale()
+    (item,) = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8)).maintenance.stale()
     assert not item.reprocessable and "content changed since ingest" in item.problem
 
 
 @pytest.mark.integration
 def test_cli_reprocess_json(tmp_path, corpus, capsys):
     ws = tmp_path / "ws"
-    Workbench(ws, SMALL).ingest([corpus], root=corpus)
+    Workbench(ws, SMALL).library.ingest([corpus], root=corpus)
     (ws / "settings.toml").write_text("chunk_size = 96\nchunk_overlap = 8\n")
     assert main(["--workspace", str(ws), "reprocess", "--dry-run", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -245,7 +246,7 @@ def test_cli_reprocess_json(tmp_path, corpus, capsys):
 def test_workspace_without_the_new_columns_keeps_opening(tmp_path, corpus):
     ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
-    wb.ingest([corpus], root=corpus)
+    wb.library.ingest([corpus], root=corpus)
     ids = wb.catalog.chunk_ids()
     wb.catalog.close()
     conn = sqlite3.connect(ws / "catalog.sqlite")
@@ -259,7 +260,7 @@ def test_workspace_without_the_new_columns_keeps_opening(tmp_path, corpus):
     old = Workbench(ws, SMALL)  # migrates
     columns = {r[1] for r in old.catalog.conn.execute("PRAGMA table_info(chunks)")}
     assert "context_header" in columns
-    assert old.catalog.chunk_ids() == ids and old.search("osprey analysts", mode="fts")
-    stale = old.stale()
+    assert old.catalog.chunk_ids() == ids and old.search.query("osprey analysts", mode="fts")
+    stale = old.maintenance.stale()
     assert len(stale) == 3 and all("v1 -> v" in s.reasons[0] for s in stale)
     assert all(len(s.reasons) == 1 for s in stale)  # same settings as the legacy columns
