@@ -2,91 +2,174 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import Annotated
 
-from ragbench.cli.main import emit
-from ragbench.graph.model import EDGE_TYPES
+import typer
 
+from ragbench.cli.common import (
+    JsonOption,
+    Output,
+    WorkspaceOption,
+    choice,
+    one_of,
+    remember,
+    run,
+)
+from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import EDGE_TYPES
 
-def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Any]:
-    """Add the graph and contradictions commands; returns their handlers."""
-    p = sub.add_parser("graph", parents=[common], help="the chunk-level context graph",
-                       description="Build, inspect and export the context graph (specs/002). "
-                       "The graph follows ingest and delete by itself; `build` starts over.")
-    gsub = p.add_subparsers(dest="graph_command", required=True, metavar="ACTION")
-    gsub.add_parser("build", parents=[common], help="rebuild the graph from scratch")
-    gsub.add_parser("stats", parents=[common],
-                    help="nodes, edges per type, density, components, degrees")
-    e = gsub.add_parser("export", parents=[common], help="write node-link JSON or GraphML")
-    e.add_argument("--format", choices=["json", "graphml"], default="json")
-    e.add_argument("--output", "-o", help="file to write (default: graph.json / graph.graphml)")
-    n = gsub.add_parser("neighbors", parents=[common], help="direct neighbours of a chunk")
-    n.add_argument("chunk_id", metavar="CHUNK_ID")
-    n.add_argument("--edge-type", action="append", choices=list(EDGE_TYPES),
-                   help="only this edge type (repeatable)")
-    n.add_argument("--hops", type=int, default=1, help="with --limit: neighbourhood depth")
-    n.add_argument("--limit", type=int, default=0,
-                   help="return the ego graph (nodes and edges) of at most N nodes instead")
-    s = gsub.add_parser("path", parents=[common], help="shortest path between two chunks")
-    s.add_argument("source", metavar="CHUNK_ID")
-    s.add_argument("target", metavar="CHUNK_ID")
-    s.add_argument("--edge-type", action="append", choices=list(EDGE_TYPES))
+EXPORT_FORMATS = ("json", "graphml")
 
-    c = sub.add_parser("contradictions", parents=[common],
-                       help="statements that disagree across sources",
-                       description="Date, number, priority and negation conflicts between "
-                       "documents; --spec adds the specs/002 cross-lens topic check.")
-    c.add_argument("--topic", help="only findings about this word")
-    c.add_argument("--spec", action="store_true", help="include the specs/002 lens-pair check")
-    return {"graph": _cmd_graph, "contradictions": _cmd_contradictions}
+app = typer.Typer()
+PANEL = "Context graph"
+"""Where these commands are listed in `ragbench --help`."""
+graph_app = typer.Typer(
+    help="The chunk-level context graph: build, inspect, export (specs/002).\n\n"
+    "The graph follows ingest and delete by itself; `build` starts over.",
+)
+app.add_typer(graph_app, name="graph", rich_help_panel=PANEL)
+
+EdgeTypeOption = Annotated[list[str] | None, typer.Option(
+    parser=choice(EDGE_TYPES), metavar="TYPE", show_default=False,
+    help=f"Only edges of this type (repeatable): {one_of(EDGE_TYPES)}.")]
+ChunkIdArgument = Annotated[str, typer.Argument(metavar="CHUNK_ID", show_default=False,
+                                                help="A chunk id (12 hex digits).")]
 
 
-def _cmd_graph(wb: Any, args: argparse.Namespace) -> int:
-    from ragbench.workbench import WorkbenchError
+@graph_app.callback()
+def graph_options(ctx: typer.Context, workspace: WorkspaceOption = None,
+                  as_json: JsonOption = False) -> None:
+    """Options given here apply to the action that follows."""
+    remember(ctx, workspace, as_json)
 
-    action = args.graph_command
-    try:
-        if action == "build":
-            stats = wb.graph_build()
-            emit(args, stats, f"built: {stats['nodes']} nodes, {stats['edges']} edges")
-        elif action == "stats":
-            stats = wb.graph_stats()
-            types = ", ".join(f"{k} {v}" for k, v in stats["edge_types"].items())
-            emit(args, stats, f"{stats['nodes']} nodes, {stats['edges']} edges ({types}); "
-                 f"{stats['components']} components, density {stats['density']}")
-        elif action == "export":
-            path = args.output or f"graph.{args.format}"
-            written = wb.graph_export(path, args.format)
-            emit(args, {"path": str(written), "format": args.format}, f"wrote {written}")
-        elif action == "neighbors":
-            if args.limit:
-                ego = wb.graph_ego(args.chunk_id, args.hops, args.edge_type, args.limit)
-                emit(args, {"chunk_id": args.chunk_id, **ego},
+
+@graph_app.command()
+def build(ctx: typer.Context, workspace: WorkspaceOption = None,
+          as_json: JsonOption = False) -> int:
+    """Rebuild the graph from scratch."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        stats = wb.graph.build().model_dump()
+        out.emit(stats, f"built: {stats['nodes']} nodes, {stats['edges']} edges")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@graph_app.command()
+def stats(ctx: typer.Context, workspace: WorkspaceOption = None,
+          as_json: JsonOption = False) -> int:
+    """Nodes, edges per type, edges per node, density, components, degree distribution."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        data = wb.graph.stats().model_dump()
+        types = ", ".join(f"{k} {v}" for k, v in data["edge_types"].items())
+        out.emit(data, f"{data['nodes']} nodes, {data['edges']} edges ({types}); "
+                 f"{data['components']} components, density {data['density']}")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@graph_app.command()
+def export(
+    ctx: typer.Context,
+    fmt: Annotated[str, typer.Option(
+        "--format", parser=choice(EXPORT_FORMATS), metavar="FORMAT",
+        help="json: node-link JSON (specs/002's format, edges under `links`); graphml: "
+        "GraphML.")] = "json",
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="FILE", show_default=False,
+        help="File to write (default: graph.json or graph.graphml).")] = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Write the graph as node-link JSON or GraphML."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        written = wb.graph.export(output or f"graph.{fmt}", fmt)
+        out.emit({"path": str(written), "format": fmt}, f"wrote {written}")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@graph_app.command()
+def neighbors(
+    ctx: typer.Context,
+    chunk_id: ChunkIdArgument,
+    edge_type: EdgeTypeOption = None,
+    hops: Annotated[int, typer.Option(
+        metavar="H", help="With --limit: the neighbourhood's depth.")] = 1,
+    limit: Annotated[int, typer.Option(
+        metavar="N", help="Return the ego graph (nodes and edges) of at most N nodes "
+        "instead of the list of direct neighbours; 0: the list.")] = 0,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """A chunk's direct neighbours: edge type, weight, lens, preview. Exit 1 if unknown."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        if limit:
+            ego = wb.graph.ego(chunk_id, hops, edge_type, limit).model_dump()
+            out.emit({"chunk_id": chunk_id, **ego},
                      f"{len(ego['nodes'])} nodes, {len(ego['edges'])} edges")
-            else:
-                found = wb.graph_neighbors(args.chunk_id, args.edge_type)
-                lines = [f"{n['type']:<17} {n['weight']:.3f} {n['id']} [{n['lens']}] "
-                         f"{n['preview'][:60]!r}" for n in found]
-                emit(args, {"chunk_id": args.chunk_id, "neighbors": found},
-                     "\n".join(lines) or "no neighbours")
-        else:
-            path = wb.graph_path(args.source, args.target, args.edge_type)
-            emit(args, {"path": path}, " -> ".join(path) or "not connected")
-    except WorkbenchError as e:
-        emit(args, {"error": str(e)}, f"error: {e}")
-        return 1
-    return 0
+            return 0
+        found = [n.model_dump() for n in wb.graph.neighbors(chunk_id, edge_type)]
+        lines = [f"{n['type']:<17} {n['weight']:.3f} {n['id']} [{n['lens']}] "
+                 f"{n['preview'][:60]!r}" for n in found]
+        out.emit({"chunk_id": chunk_id, "neighbors": found}, "\n".join(lines) or "no neighbours")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
 
 
-def _cmd_contradictions(wb: Any, args: argparse.Namespace) -> int:
-    findings = wb.contradictions(topic=args.topic, include_spec=args.spec)
-    lines = []
-    for f in findings:
-        lines.append(f"[{f.type}] {f.topic}: {f.note}")
-        for side in f.chunks[:4]:
-            span = side.get("span") or ""
-            lines.append(f"    {side['lens']:<20} {side['chunk_id']} {span[:90]!r}")
-    emit(args, {"findings": [f.model_dump() for f in findings], "count": len(findings)},
-         "\n".join(lines) or "no contradictions found")
-    return 0
+@graph_app.command()
+def path(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(metavar="CHUNK_ID", show_default=False,
+                                          help="The chunk the path starts from.")],
+    target: Annotated[str, typer.Argument(metavar="CHUNK_ID", show_default=False,
+                                          help="The chunk the path leads to.")],
+    edge_type: EdgeTypeOption = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """A shortest path between two chunks (empty when they are not connected)."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        found = wb.graph.path(source, target, edge_type)
+        out.emit({"path": found}, " -> ".join(found) or "not connected")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@app.command(rich_help_panel=PANEL)
+def contradictions(
+    ctx: typer.Context,
+    topic: Annotated[str | None, typer.Option(
+        metavar="WORD", show_default=False, help="Only findings about this word.")] = None,
+    spec: Annotated[bool, typer.Option(
+        "--spec", metavar="", help="Add the specs/002 cross-lens topic check.")] = False,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Statements that disagree across sources.
+
+    Date, figure, #1-priority and negation conflicts between documents.
+    """
+
+    def handle(wb: Workbench, out: Output) -> int:
+        findings = wb.graph.contradictions(topic=topic, include_spec=spec)
+        lines = []
+        for f in findings:
+            lines.append(f"[{f.type}] {f.topic}: {f.note}")
+            for side in f.chunks[:4]:
+                span = side.get("span") or ""
+                lines.append(f"    {side['lens']:<20} {side['chunk_id']} {span[:90]!r}")
+        out.emit({"findings": [f.model_dump() for f in findings], "count": len(findings)},
+                 "\n".join(lines) or "no contradictions found")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)

@@ -1,0 +1,178 @@
+"""`ragbench search | ask | answers`: ranked chunks, grounded answers, saved answers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ragbench.cli.common import (
+    JsonOption,
+    Output,
+    WorkspaceOption,
+    choice,
+    one_of,
+    positive_int,
+    run,
+)
+from ragbench.models import SearchFilters
+from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import CHUNK_TYPES, MODES
+
+app = typer.Typer()
+PANEL = "Search and answers"
+"""Where these commands are listed in `ragbench --help`."""
+
+FTS_LEVELS = ("chunk", "media")
+LLM_BACKENDS = ("extractive", "openai")
+RETRIEVAL = "Retrieval"
+"""Help panel of the options `search` and `ask` share."""
+
+ModeOption = Annotated[str | None, typer.Option(
+    parser=choice(MODES), metavar="MODE", show_default=False, rich_help_panel=RETRIEVAL,
+    help=f"Retrieval mode: {one_of(MODES)} (default: the search_mode setting, hybrid).")]
+TopKOption = Annotated[int | None, typer.Option(
+    parser=positive_int, metavar="K", show_default=False, rich_help_panel=RETRIEVAL,
+    help="Number of chunks (default: the top_k setting, 10).")]
+LensOption = Annotated[list[str] | None, typer.Option(
+    metavar="LENS", show_default=False, rich_help_panel=RETRIEVAL,
+    help="Only chunks of this lens (repeatable).")]
+ChunkTypeOption = Annotated[list[str] | None, typer.Option(
+    parser=choice(CHUNK_TYPES), metavar="TYPE", show_default=False, rich_help_panel=RETRIEVAL,
+    help=f"Only chunks of this type (repeatable): {one_of(CHUNK_TYPES)}.")]
+DocOption = Annotated[list[str] | None, typer.Option(
+    metavar="DOC_ID", show_default=False, rich_help_panel=RETRIEVAL,
+    help="Only chunks of this document (repeatable).")]
+SourceOption = Annotated[list[str] | None, typer.Option(
+    metavar="SOURCE_ID", show_default=False, rich_help_panel=RETRIEVAL,
+    help="Only chunks of this source (repeatable).")]
+
+
+def _filters(lens: list[str] | None, chunk_type: list[str] | None, doc: list[str] | None,
+             source: list[str] | None) -> SearchFilters | None:
+    filters = SearchFilters(lenses=lens or None, chunk_types=chunk_type or None,
+                            doc_ids=doc or None, source_ids=source or None)
+    return None if filters.is_empty() else filters
+
+
+@app.command(rich_help_panel=PANEL)
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(metavar="QUERY", show_default=False,
+                                         help="What to look for.")],
+    mode: ModeOption = None,
+    top_k: TopKOption = None,
+    lens: LensOption = None,
+    chunk_type: ChunkTypeOption = None,
+    doc: DocOption = None,
+    source: SourceOption = None,
+    fts_level: Annotated[str | None, typer.Option(
+        parser=choice(FTS_LEVELS), metavar="LEVEL", show_default=False,
+        rich_help_panel=RETRIEVAL,
+        help="Full-text granularity: chunk, or media (the media items inside chunks); "
+        "default: the fts_level setting, chunk.")] = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Ranked chunks for a query, with ids and citation metadata.
+
+    Modes: fts (SQLite FTS5 bm25), vector (embedding cosine), hybrid (both lists fused),
+    balanced (the best chunks of every lens, interleaved), graph (hybrid results expanded
+    along the context graph). Filters combine; each is repeatable.
+    """
+
+    def handle(wb: Workbench, out: Output) -> int:
+        hits = wb.search.query(query, mode=mode, top_k=top_k,
+                               filters=_filters(lens, chunk_type, doc, source),
+                               fts_level=fts_level)
+        payload = {"query": query, "mode": mode or wb.settings.search_mode,
+                   "hits": [h.model_dump() for h in hits]}
+        lines = [
+            f"{h.rank:>2}. [C:{h.chunk_id}] {h.score:.3f}  {h.source_id}#{h.chunk_index}  "
+            f"{h.section_path}\n    {' '.join(h.text.split())[:160]}"
+            for h in hits
+        ] or ["no results"]
+        out.emit(payload, "\n".join(lines))
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@app.command(rich_help_panel=PANEL)
+def ask(
+    ctx: typer.Context,
+    question: Annotated[str | None, typer.Argument(
+        metavar="QUESTION", show_default=False,
+        help="The question (not needed with --regenerate).")] = None,
+    mode: ModeOption = None,
+    top_k: TopKOption = None,
+    lens: LensOption = None,
+    chunk_type: ChunkTypeOption = None,
+    doc: DocOption = None,
+    source: SourceOption = None,
+    fts_level: Annotated[str | None, typer.Option(
+        parser=choice(FTS_LEVELS), hidden=True,
+        help="Accepted for compatibility with `search`; answers use the fts_level setting."),
+    ] = None,
+    llm: Annotated[str | None, typer.Option(
+        parser=choice(LLM_BACKENDS), metavar="BACKEND", show_default=False,
+        help=f"Answer backend: {one_of(LLM_BACKENDS)} (an OpenAI-compatible endpoint); "
+        "default: the llm_backend setting, extractive.")] = None,
+    save: Annotated[bool, typer.Option("--save", metavar="", help="Save the answer.")] = False,
+    regenerate: Annotated[str | None, typer.Option(
+        metavar="ANSWER_ID", show_default=False,
+        help="Answer a saved question again and replace the saved answer; QUESTION and the "
+        "retrieval options are then not used.")] = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """A grounded answer with citations.
+
+    Retrieves chunks, answers (extractively by default, or with an OpenAI-compatible model)
+    and validates every citation against what was retrieved: invalid ones are removed, the
+    rest renumbered 1, 2, ... and listed with their sources.
+    """
+    if regenerate is None and question is None:
+        raise typer.BadParameter("required unless --regenerate ANSWER_ID is given", ctx=ctx,
+                                 param_hint="'QUESTION'")
+
+    def handle(wb: Workbench, out: Output) -> int:
+        if regenerate:
+            response = wb.answers.regenerate(regenerate, llm=llm)
+        else:
+            response = wb.answers.ask(question or "", mode=mode, top_k=top_k,
+                                      filters=_filters(lens, chunk_type, doc, source),
+                                      llm=llm, save=save)
+        lines = [response.answer, ""]
+        for s in response.sources:
+            if s.cited:
+                where = f" p.{s.page}" if s.page else ""
+                lines.append(f"[{s.number}] {s.sourceId}{where} #{s.chunkIndex}  (C:{s.id})")
+                if s.archiveBrowseUri:
+                    lines.append(f"    view {s.archiveBrowseUri}"
+                                 + (f"  download {s.archiveDownloadUri}"
+                                    if s.archiveDownloadUri else ""))
+        if response.invalid_citations:
+            lines.append(f"removed invalid citations: {', '.join(response.invalid_citations)}")
+        if response.fallback_reason:
+            lines.append(f"LLM unavailable, answered extractively: {response.fallback_reason}")
+        if response.answer_id:
+            lines.append(f"saved as {response.answer_id}")
+        out.emit(response, "\n".join(lines))
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@app.command(rich_help_panel=PANEL)
+def answers(ctx: typer.Context, workspace: WorkspaceOption = None,
+            as_json: JsonOption = False) -> int:
+    """Saved answers, newest first."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        saved = wb.answers.saved()
+        text = "\n".join(f"{a.answer_id}  {a.question}" for a in saved) or "no saved answers"
+        out.emit({"answers": [a.model_dump() for a in saved]}, text)
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
