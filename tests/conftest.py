@@ -42,3 +42,16 @@ def lens_workbench(root: Path, workspace: Path, docs: dict[str, str], settings=N
     for lens in dict.fromkeys(rel.split("/")[0] for rel in docs):
         wb.library.ingest([root / lens], lens=lens, root=root)
     return wb
+
+
+LAYER_MARKS = ("unit", "integration", "browser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test says what it is: unit, integration or browser (see pyproject markers)."""
+    unmarked = [item.nodeid for item in items
+                if not any(item.get_closest_marker(m) for m in LAYER_MARKS)]
+    if unmarked:
+        raise pytest.UsageError(
+            f"tests without a unit/integration/browser marker: {unmarked[:10]}"
+            f"{' ...' if len(unmarked) > 10 else ''}")

@@ -341,10 +341,10 @@ def test_nested_thread_is_flattened_with_working_links(tmp_path):
     assert "# Inner" in inner_view and "**Type:** Email Conversation" in inner_view
     assert "[counts.txt](counts.txt) ([View](counts.txt.md))" in inner_view
     assert wb.archive.check().ok
-    tree = [n.model_dump() for n in wb.archive.tree()]
-    assert [c["document"].file_name for c in tree[0]["children"]] == [
+    tree = wb.archive.tree()
+    assert [c.document.file_name for c in tree[0].children] == [
         "message-1.eml", "a.html", "A.HTML"]
-    assert [c["document"].file_name for c in tree[0]["children"][0]["children"]] == ["counts.txt"]
+    assert [c.document.file_name for c in tree[0].children[0].children] == ["counts.txt"]
 
 
 def test_doctor_reports_and_repairs_the_archive(tmp_path):

@@ -29,7 +29,7 @@ def test_killed_ingest_leaves_archive_and_catalog_in_step(tmp_path, point):
         assert docs == [] and len(entries) == 1 and report["stray_entries"] == entries
         old = 1_000_000_000
         os.utime(ws / "archive" / entries[0], (old, old))
-        assert Workbench(ws, SETTINGS).archive.entries() == []  # swept when stale
+        assert Workbench(ws, SETTINGS).archive_folder.entries() == []  # swept when stale
     else:
         assert docs == [] and entries == []
     assert list((ws / "archive").glob(".*")) == []  # no temporary or replaced folders

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS
 
 from ..conftest import SAMPLES
 

@@ -5,7 +5,7 @@ import pytest
 
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-from tests.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, AppServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -6,7 +6,7 @@ tests/browser/artifacts/."""
 import pytest
 
 from ragbench.workbench import Workbench
-from tests.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, AppServer
 
 from ..conftest import SAMPLES
 from .test_app_browser import open_page, shot, wait_idle

@@ -23,6 +23,8 @@ from ragbench.graph.model import (
 from ragbench.graph.terms import KeyTermer, spec_key_terms, time_references
 from tests.conftest import SHARED, need
 
+pytestmark = pytest.mark.unit  # the graph on synthetic vectors; SciFact-sized ones are also slow
+
 TOOLS = SHARED / "tools"
 
 
@@ -67,6 +69,7 @@ def graph_input(tmp_path_factory):
     return rows, np.load(out / "emb.npy")
 
 
+@pytest.mark.slow
 def test_spec_mode_reproduces_the_reference_edge_set_on_2000_chunks(graph_input):
     rows, emb = graph_input
     spec = importlib.util.spec_from_file_location("ref", TOOLS / "spec_graph_reference.py")
@@ -86,6 +89,7 @@ def test_spec_mode_reproduces_the_reference_edge_set_on_2000_chunks(graph_input)
     assert node["key_terms"] == ref.extract_key_terms(rows[7]["text"])
 
 
+@pytest.mark.slow
 def test_default_mode_caps_degrees_and_stays_sparse(graph_input):
     rows, emb = graph_input
     nodes = [GraphNode(id=r["id"], lens=r["lens"], source_path=r["source_path"],

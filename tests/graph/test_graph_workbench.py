@@ -12,6 +12,8 @@ from ragbench.contradictions.detector import amounts, claims, conflicts
 from ragbench.workbench import Workbench
 from tests.conftest import SAMPLES
 
+pytestmark = pytest.mark.integration
+
 QUESTION = "When does Tidepool reach general availability and what does it cost?"
 
 

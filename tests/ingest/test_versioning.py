@@ -131,7 +131,7 @@ def test_reprocess_dry_run_changes_nothing(tmp_path, corpus):
 def test_reprocess_redoes_stale_documents_and_reuses_the_cache(tmp_path, corpus):
     ws = tmp_path / "ws"
     first = Workbench(ws, SMALL)
-    first.ingest([corpus], root=corpus)
+    first.library.ingest([corpus], root=corpus)
     ids_before = first.catalog.chunk_ids()
     # an ingest-logic upgrade with the same chunking: same chunk texts, so nothing to embed
     first.catalog.conn.execute("UPDATE documents SET ingest_version = 1")
