@@ -66,6 +66,16 @@ class LLMError(RagbenchError):
     """The model endpoint failed; the message says which endpoint and why."""
 
 
+class ContextWindowError(LLMError):
+    """The prompt does not fit the model's context window; carries the numbers when known."""
+
+    def __init__(self, message: str, prompt_tokens: int | None = None,
+                 context_window: int | None = None) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.context_window = context_window
+
+
 class StoreError(RagbenchError):
     """The catalog cannot be opened or migrated (e.g. written by a newer ragbench)."""
 
