@@ -1,8 +1,9 @@
 """Backend status, connection checks and staleness of stored chunks, for the app and the CLI.
 
 Everything here is cheap and bounded: nothing loads the embedding model, and the one network
-call (`check_endpoint`, a GET of `/models` on an OpenAI-compatible endpoint) has a short timeout
-and returns a result instead of raising, so a page can always render it.
+call (`check_endpoint`, `GET /models` on an OpenAI-compatible endpoint through the `openai`
+client, no retries) has a short timeout and returns a result instead of raising, so a page can
+always render it.
 
 Staleness compares what each stored document was made with (ingest version and the recorded
 settings signature: chunk size and overlap, embedding model, contextual embeddings) with what
@@ -16,22 +17,20 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ragbench.config import Settings
-from ragbench.store.catalog import Catalog
-from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.ingest.versioning import (
     model_id_of,
     settings_changes,
     signature_from_columns,
     signature_of,
 )
+from ragbench.store.catalog import Catalog
+from ragbench.store.schema import CURRENT_INGEST_VERSION
 
 Health = Literal["ok", "warning", "error", "idle"]
 
@@ -115,7 +114,10 @@ def stale_report(catalog: Catalog, settings: Settings) -> StaleReport:
 
 
 def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> ConnectionCheck:
-    """GET `{base_url}/models` with a short timeout; never raises, the result says what failed."""
+    """List `{base_url}/models` with the `openai` client and a short timeout.
+
+    Never raises: the result says what failed, in one line naming the URL.
+    """
     url = base_url.strip().rstrip("/")
     if not url:
         return ConnectionCheck(ok=False, url="", message="no endpoint set: fill in "
@@ -123,27 +125,29 @@ def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> Co
     if not url.startswith(("http://", "https://")):
         return ConnectionCheck(ok=False, url=url,
                                message=f"{url!r} is not an http:// or https:// URL")
-    request = urllib.request.Request(  # noqa: S310 - scheme checked above; the user's own URL
-        f"{url}/models", headers={"Authorization": f"Bearer {api_key or 'none'}"}
-    )
+    import openai
+
+    from ragbench.answer.llm import error_cause, openai_client
+
     start = time.perf_counter()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            payload = json.loads(response.read())
-    except urllib.error.HTTPError as e:
+        with openai_client(url, api_key, timeout) as client:
+            models = [str(m.id) for m in client.models.list().data]
+    except openai.APITimeoutError:
         return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"{url}/models answered HTTP {e.code} {e.reason}")
-    except (TimeoutError, OSError) as e:  # URLError is an OSError; socket timeouts too
-        reason = getattr(e, "reason", e)
-        if isinstance(reason, TimeoutError) or isinstance(e, TimeoutError):
-            reason = f"no answer within {timeout:g} s"
+                               message=f"cannot reach {url}: no answer within {timeout:g} s")
+    except openai.APIConnectionError as e:
         return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"cannot reach {url}: {reason}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
+                               message=f"cannot reach {url}: {error_cause(e)}")
+    except openai.APIStatusError as e:
+        reason = e.response.reason_phrase or ""
         return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"{url}/models did not return JSON (is it the /v1 root?)")
-    data = payload.get("data") if isinstance(payload, dict) else None
-    models = [str(m.get("id", "?")) for m in data if isinstance(m, dict)] if data else []
+                               message=f"{url}/models answered HTTP {e.status_code} {reason}"
+                                       .rstrip())
+    except (openai.OpenAIError, AttributeError, TypeError):  # a reply that is not a model list
+        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
+                               message=f"{url}/models did not return a model list "
+                                       "(is it the /v1 root?)")
     seconds = time.perf_counter() - start
     listed = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
     return ConnectionCheck(ok=True, url=url, models=models, seconds=seconds,
