@@ -9,7 +9,8 @@ vectors weighted by their word-piece counts, L2-normalised. Every token therefor
 to the vector, and a chunk keeps one vector (one Chroma id = one catalog chunk id). The
 benchmark compares this with plain truncation on SciFact (README "Embeddings").
 
-The OpenAI-compatible backend posts to `{base_url}/embeddings`; the server owns its window.
+The OpenAI-compatible backend calls `{base_url}/embeddings` through the official `openai` client
+(no retries; failures become one-line `EmbeddingError`s); the server owns its window.
 
 `CachedEmbedder` wraps any backend with the SQLite cache keyed by (model id, sha256(text)), so
 re-ingesting unchanged content never calls the model.
@@ -17,19 +18,22 @@ re-ingesting unchanged content never calls the model.
 
 from __future__ import annotations
 
-from ragbench.errors import EmbeddingError  # noqa: F401 (re-exported)
-import json
 import os
-import urllib.error
-import urllib.request
+import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from ragbench.config import Settings
+from ragbench.errors import EmbeddingError
 from ragbench.ids import text_hash
 
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["CachedEmbedder", "Embedder", "EmbeddingCache", "EmbeddingError", "OpenAIEmbedder",
+           "SentenceTransformerEmbedder", "make_embedder"]
 
 
 @runtime_checkable
@@ -149,7 +153,7 @@ class SentenceTransformerEmbedder:
 
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible `/v1/embeddings` endpoint (llama.cpp server, vLLM, OpenAI...)."""
+    """Any OpenAI-compatible `/v1/embeddings` endpoint (vLLM, OpenAI, Ollama...) via `openai`."""
 
     def __init__(
         self,
@@ -159,40 +163,70 @@ class OpenAIEmbedder:
         timeout: float = 30.0,
         batch_size: int = 32,
     ) -> None:
-        if not base_url:
+        if not base_url or not base_url.strip():
             raise EmbeddingError(
                 "embedding_backend 'openai' needs a base URL: set OPENAI_BASE_URL or "
                 "openai_base_url (e.g. http://127.0.0.1:8080/v1)"
             )
-        self.base_url = base_url.rstrip("/")
+        self.base_url = base_url.strip().rstrip("/")
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
         self.batch_size = batch_size
         self.model_id = f"openai:{self.base_url}:{model}"
         self.dim = 0  # learnt from the first response
+        self._client: openai.OpenAI | None = None
+
+    @property
+    def client(self) -> openai.OpenAI:
+        """The `openai.OpenAI` client, made on first use (the import is slow)."""
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(
+                base_url=self.base_url, api_key=self.api_key or "not-needed",
+                timeout=self.timeout, max_retries=0,
+            )
+        return self._client
+
+    def _failure(self, error: Exception) -> EmbeddingError:
+        """One line naming the endpoint and the reason (no raw bodies)."""
+        import openai
+
+        if isinstance(error, openai.APITimeoutError):
+            reason = f"no answer within {self.timeout:g} s"
+        elif isinstance(error, openai.APIConnectionError):
+            cause: BaseException = error
+            while cause.__cause__ is not None and cause.__cause__ is not cause:
+                cause = cause.__cause__
+            text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(cause)) or type(cause).__name__
+            reason = f"cannot reach the server ({text})"
+        elif isinstance(error, openai.APIStatusError):
+            body = error.body if isinstance(error.body, dict) else {}
+            detail = body.get("message") or body.get("detail")
+            text = detail if isinstance(detail, str) else error.response.reason_phrase
+            reason = f"HTTP {error.status_code}: {' '.join(str(text).split())[:200]}"
+        else:
+            reason = " ".join(str(error).split())[:200]
+        return EmbeddingError(
+            f"embedding request to {self.base_url} failed: {reason} (model {self.model!r})"
+        )
 
     def _post(self, texts: Sequence[str]) -> list[list[float]]:
-        body = json.dumps({"model": self.model, "input": list(texts)}).encode()
-        request = urllib.request.Request(  # noqa: S310 - the URL is the user's own setting
-            f"{self.base_url}/embeddings",
-            data=body,
-            headers={
-                "Content-Type": "application/json",
-                "Authorization": f"Bearer {self.api_key or 'none'}",
-            },
-        )
+        import openai
+
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-                payload: dict[str, Any] = json.loads(response.read())
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as e:
-            raise EmbeddingError(f"embedding request to {self.base_url} failed: {e}") from e
+            reply = self.client.embeddings.create(
+                model=self.model, input=list(texts), encoding_format="float"
+            )
+        except openai.OpenAIError as e:
+            raise self._failure(e) from e
         try:
-            data = sorted(payload["data"], key=lambda item: item["index"])
-            return [item["embedding"] for item in data]
-        except (KeyError, TypeError) as e:
+            data = sorted(reply.data, key=lambda item: item.index)
+            return [list(item.embedding) for item in data]
+        except (AttributeError, TypeError) as e:
             raise EmbeddingError(
-                f"unexpected embeddings response from {self.base_url}: {str(payload)[:200]}"
+                f"unexpected embeddings response from {self.base_url}: {str(reply)[:200]}"
             ) from e
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -109,10 +109,18 @@ def test_openai_backend_batches_orders_and_normalises():
         expected /= np.linalg.norm(expected, axis=1, keepdims=True)
         assert np.allclose(v, expected)
         bad = OpenAIEmbedder(f"http://127.0.0.1:{server.server_port}/nope", "m")
-        with pytest.raises(EmbeddingError, match="failed"):
+        with pytest.raises(EmbeddingError, match="/nope failed: HTTP 404"):
             bad.embed(["x"])
     finally:
         server.shutdown()
+
+
+@pytest.mark.unit
+def test_openai_backend_unreachable_is_one_line():
+    with pytest.raises(EmbeddingError) as info:
+        OpenAIEmbedder("http://127.0.0.1:9/v1", "e5", timeout=5).embed(["x"])
+    assert str(info.value) == ("embedding request to http://127.0.0.1:9/v1 failed: cannot reach "
+                               "the server (Connection refused) (model 'e5')")
 
 
 @pytest.mark.unit
