@@ -19,19 +19,19 @@ only to let a table or code block that fits a chunk stay whole.
 
 from __future__ import annotations
 
-from ragbench.errors import ChunkingError  # noqa: F401 (re-exported)
 import os
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
+from pydantic import TypeAdapter
 
+from ragbench.chunking.tokenizer import encode_tokens, get_encoding, token_char_offsets
+from ragbench.errors import ChunkingError  # noqa: F401 (re-exported)
 from ragbench.ids import IdCollisionError, compute_chunk_id
 from ragbench.models import Block, Chunk, ChunkType, ParsedDocument
-from ragbench.chunking.tokenizer import encode_tokens, get_encoding, token_char_offsets
 
 # the position right after a sentence's closing punctuation: cl100k tokens start with the space
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
@@ -39,7 +39,6 @@ _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n
 # closing marks, the sentence mark (the match starts at that space), or a newline
 _SENTENCE_END_REVERSED = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u2026\u3002]|\n")
 _WHOLE_TYPES = ("table", "code")
-_IMMUTABLE = (str, int, float, bool, type(None))
 
 
 
@@ -264,11 +263,11 @@ def chunk_documents(
     Documents go in batches: a batch's texts are all encoded, then all cut. Encoding back to
     back keeps tiktoken's tables in the CPU cache, and cutting back to back keeps ours there
     (about 10% less time than alternating per document). The calling thread encodes with the
-    fast encoder (`ragbench.chunking.tokenizer`), which holds the GIL; the helper threads encode with
-    tiktoken, which releases it, so their encoding (most of chunking time) runs beside the
-    caller's work on other cores. The threads take batches, longest documents first, from one
-    shared queue. Both encoders give the same tokens, so results are identical to
-    `chunk_document` called on each document.
+    fast encoder (`ragbench.chunking.tokenizer`), which holds the GIL; the helper threads
+    encode with tiktoken, which releases it, so their encoding (most of chunking time) runs
+    beside the caller's work on other cores. The threads take batches, longest documents
+    first, from one shared queue. Both encoders give the same tokens, so results are identical
+    to `chunk_document` called on each document.
     """
     if not docs:
         return []
@@ -308,62 +307,14 @@ def chunk_documents(
     return out
 
 
-# the fields `_make_chunks` sets, in the model's order
-_CHUNK_FIELDS = (
-    "chunk_id", "doc_id", "chunk_index", "total_chunks", "start_char", "end_char", "text",
-    "token_count", "chunk_type", "section_path", "ancestry_titles", "line_from", "line_to",
-    "page_number", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
-    "paragraph_number", "list_style", "code_language", "lens", "embedding_text",
-)
+_CHUNK_LIST = TypeAdapter(list[Chunk])
+"""Builds a document's chunks from their field dicts in one validated call.
 
-
-def _chunk_factory(
-    model: type[Chunk] = Chunk, given: tuple[str, ...] = _CHUNK_FIELDS
-) -> Callable[[dict[str, Any]], Chunk]:
-    """Build `model`s from dicts of the `given` fields (already typed) without validation.
-
-    Equivalent to `model.model_construct(**fields)`: same `__dict__` (in field order, other
-    fields at their defaults), same fields set, no extra or private state, at a fraction of
-    its cost. Used only when the given fields come first in the model, it has no post-init
-    hook and a sample built both ways is identical; else model_construct itself.
-    """
-    model_fields = model.model_fields
-    names = tuple(model_fields)
-    rest = [(n, model_fields[n]) for n in names[len(given):]]
-    plain = all(f.default_factory is None and isinstance(f.default, _IMMUTABLE) for _, f in rest)
-    defaults = {n: f.default for n, f in rest}
-    setattr_ = object.__setattr__
-    new = model.__new__
-    given_set = set(given)
-
-    def fast(fields: dict[str, Any]) -> Chunk:
-        if plain:
-            fields.update(defaults)
-        else:  # as model_construct does: a fresh default per chunk
-            for name, field in rest:
-                fields[name] = field.get_default(call_default_factory=True, validated_data=fields)
-        m = new(model)
-        setattr_(m, "__dict__", fields)
-        setattr_(m, "__pydantic_fields_set__", given_set.copy())
-        setattr_(m, "__pydantic_extra__", None)
-        setattr_(m, "__pydantic_private__", None)
-        return m
-
-    def slow(fields: dict[str, Any]) -> Chunk:
-        return model.model_construct(**fields)
-
-    if names[: len(given)] != given or model.__pydantic_post_init__:
-        return slow
-    sample = {name: f"v{i}" for i, name in enumerate(given)}
-    a, b = fast(dict(sample)), slow(dict(sample))
-    state = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-    same = all(getattr(a, k) == getattr(b, k) for k in state) and list(a.__dict__) == list(
-        b.__dict__
-    )
-    return fast if same else slow
-
-
-_new_chunk = _chunk_factory()
+Plain pydantic construction (no hand-set model internals): pydantic-core loops over the list,
+which costs less than one `Chunk(...)` or `Chunk.model_construct(...)` call per chunk (on
+pydantic 2.14, `model_construct` is a Python loop over the fields and the slowest of the
+three), and the values the chunker computes are type-checked on the way.
+"""
 
 
 def _make_chunks(
@@ -375,7 +326,7 @@ def _make_chunks(
     total = len(spans)
     line_pos, line_no = 0, 1  # incremental line counting; chunk starts only move forward
     seen: dict[str, tuple[int, int]] = {}
-    chunks: list[Chunk] = []
+    rows: list[dict[str, object]] = []
     for index, (c0, c1, n_tokens) in enumerate(spans):
         chunk_id = compute_chunk_id(doc_id, c0, c1)
         if chunk_id in seen and seen[chunk_id] != (c0, c1):
@@ -418,8 +369,7 @@ def _make_chunks(
         line_no += text.count("\n", line_pos, c0)
         line_pos = c0
         chunk_text = text[c0:c1]
-        # fields in the model's order; computed here, so validation would only cost time
-        chunks.append(_new_chunk({
+        rows.append({
             "chunk_id": chunk_id,
             "doc_id": doc_id,
             "chunk_index": index,
@@ -430,7 +380,7 @@ def _make_chunks(
             "token_count": n_tokens,
             "chunk_type": ctype,
             "section_path": first.section_path if first else "",
-            "ancestry_titles": list(first.ancestry_titles) if first else [],
+            "ancestry_titles": first.ancestry_titles if first else [],  # validation copies
             "line_from": line_no,
             "line_to": line_no + text.count("\n", c0, c1 - 1),
             "page_number": page_from,
@@ -444,5 +394,5 @@ def _make_chunks(
             "code_language": typed.code_language if typed else None,
             "lens": lens,
             "embedding_text": chunk_text,
-        }))
-    return chunks
+        })
+    return _CHUNK_LIST.validate_python(rows)

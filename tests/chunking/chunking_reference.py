@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ragbench.chunking.tokenizer import get_encoding, token_byte_lengths
 from ragbench.ids import IdCollisionError, compute_chunk_id
 from ragbench.models import Block, Chunk, ChunkType, ParsedDocument
-from ragbench.chunking.tokenizer import get_encoding, token_byte_lengths
 
 # the position right after a sentence's closing punctuation: cl100k tokens start with the space
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")

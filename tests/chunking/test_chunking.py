@@ -3,10 +3,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragbench.chunking.chunker import ChunkingError, chunk_document, chunk_documents
+from ragbench.chunking.tokenizer import get_encoding
 from ragbench.ids import compute_chunk_id
 from ragbench.models import ParsedDocument
 from ragbench.parsers.base import TextBuilder
-from ragbench.chunking.tokenizer import get_encoding
 
 pytestmark = pytest.mark.unit
 
@@ -236,23 +236,25 @@ def test_chunk_documents_threads_same_result_and_errors():
     assert chunk_documents([], 128, 16, workers=2) == []
 
 
-def test_fast_chunk_construction_matches_model_construct():
-    """Fields added to Chunk later (plain or factory defaults) are filled as model_construct
-    fills them; a model whose chunker fields are not first falls back to model_construct."""
-    from pydantic import Field
-
-    from ragbench.chunking.chunker import _CHUNK_FIELDS, _chunk_factory
+def test_chunks_are_validated_models_with_their_own_lists():
+    """Chunks are ordinary pydantic models: they round-trip through validation unchanged, the
+    fields the chunker sets are the fields set, later fields keep their defaults, and no list
+    is shared with the blocks or between chunks."""
     from ragbench.models import Chunk
 
-    class Extended(Chunk):
-        tags: list[str] = Field(default_factory=list)
-        note: str | None = None
-
-    values = {name: f"value {i}" for i, name in enumerate(_CHUNK_FIELDS)}
-    make = _chunk_factory(Extended)
-    assert make.__name__ == "fast"
-    a, b = make(dict(values)), Extended.model_construct(**values)
-    assert a.__dict__ == b.__dict__ and list(a.__dict__) == list(b.__dict__)
-    assert a.model_fields_set == b.model_fields_set
-    assert make(dict(values)).tags is not a.tags  # a fresh default each time
-    assert _chunk_factory(Extended, ("doc_id", "chunk_id")).__name__ == "slow"
+    doc = build([("heading", "Intro"), ("text", "Alpha beta. " * 60), ("list", "- a\n- b"),
+                 ("heading", "Code"), ("code", "x = 1\n" * 40), ("table", "| a | b |\n" * 30)])
+    chunks = chunk_document(doc, "d" * 16, 64, 8, lens="field")
+    assert len(chunks) > 3
+    set_by_chunker = set(Chunk.model_fields) - {"context_header"}
+    for c in chunks:
+        assert type(c) is Chunk
+        assert Chunk.model_validate(c.model_dump()) == c
+        assert c.model_fields_set == set_by_chunker
+        assert c.context_header is None and c.lens == "field"
+        assert type(c.start_char) is int and type(c.token_count) is int
+    titled = [c for c in chunks if c.ancestry_titles]
+    assert titled, "some chunk should carry its section's titles"
+    titled[0].ancestry_titles.append("changed")
+    assert all("changed" not in b.ancestry_titles for b in doc.blocks)
+    assert all("changed" not in c.ancestry_titles for c in chunks[1:] if c is not titled[0])

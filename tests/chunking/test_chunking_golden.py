@@ -30,7 +30,6 @@ from ragbench.chunking.chunker import chunk_document, chunk_documents
 from ragbench.models import Chunk, ParsedDocument
 from ragbench.parsers import parse_bytes
 from ragbench.parsers.base import ParseError, TextBuilder
-
 from tests.chunking import chunking_reference as reference
 from tests.conftest import FIXTURES, SAMPLES, SCIFACT
 
@@ -177,16 +176,6 @@ def test_chunk_documents_matches_single_calls(docs):
         for (doc, doc_id), chunks in zip(items, batched, strict=True):
             ref = reference.chunk_document(doc, doc_id, 128, 16, lens="golden")
             assert [c.model_dump() for c in chunks] == [c.model_dump() for c in ref]
-
-
-def test_chunks_are_built_without_model_construct():
-    """The fast constructor is active for the current Chunk model (else chunking is slower)."""
-    from ragbench.chunking import chunker as chunking
-
-    assert chunking._new_chunk.__name__ == "fast", (
-        "Chunk fields changed so chunks fall back to model_construct; keep the fields the "
-        "chunker sets first and give new fields plain defaults (see chunking._chunk_factory)"
-    )
 
 
 PIECES = st.sampled_from(
