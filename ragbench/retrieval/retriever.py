@@ -14,13 +14,13 @@
 
 from __future__ import annotations
 
-from ragbench.errors import RetrievalError  # noqa: F401 (re-exported)
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ragbench.config import Settings
+from ragbench.errors import RetrievalError  # noqa: F401 (re-exported)
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import VectorStore
@@ -48,7 +48,7 @@ def rrf_fuse(
     for ids, weight in lists:
         for rank, cid in enumerate(ids, 1):
             scores[cid] = scores.get(cid, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda item: -item[1])
+    return ranked(scores.items())
 
 
 def score_fuse(
@@ -64,7 +64,18 @@ def score_fuse(
         span = (hi - lo) or 1.0
         for cid, s in scored:
             scores[cid] = scores.get(cid, 0.0) + weight * (s - lo) / span
-    return sorted(scores.items(), key=lambda item: -item[1])
+    return ranked(scores.items())
+
+
+def ranked(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """(chunk id, score) best first; equal scores in chunk id order.
+
+    Equal scores are common (documents with the same text get the same bm25 and vectors,
+    fused scores of equal inputs tie); without this their order would follow the order the
+    backend or a dict happened to produce, so a ranking could change between runs or
+    workspaces holding the same data.
+    """
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
 class Retriever:
@@ -104,9 +115,10 @@ class Retriever:
             raise RetrievalError("the query is empty")
         if mode == "fts":
             scored = self.catalog.fts_search(query, k, filters=filters, level=level)
-            return self._resolve(scored, mode, k)
+            return self._resolve(ranked(scored), mode, k)
         if mode == "vector":
-            return self._resolve(self._vector(query, k, filters), mode, k, distances=True)
+            return self._resolve(ranked(self._vector(query, k, filters)), mode, k,
+                                 distances=True)
         if mode == "hybrid":
             return self._resolve(self._hybrid(query, k, filters, level), mode, k)
         if mode == "balanced":
@@ -154,7 +166,7 @@ class Retriever:
     def _graph(
         self, query: str, k: int, filters: SearchFilters | None, level: str
     ) -> list[RetrievalResult]:
-        """Hybrid seeds expanded over the context graph, re-ranked (ragbench.retrieval.graph_mode)."""
+        """Hybrid seeds expanded over the context graph, re-ranked (`retrieval.graph_mode`)."""
         from ragbench.retrieval import graph_mode as gr
 
         fts, vec = self._hybrid_lists(query, k, filters, level)
