@@ -1,126 +1,340 @@
 """Retrieval evaluation on BEIR-format datasets (corpus.jsonl, queries.jsonl, qrels/test.tsv).
 
-The corpus is ingested through the normal pipeline (parse, chunk, embed, store) into a
-workspace of its own, `<workspace>/eval/<dataset>`, which is reused between runs (unchanged
-documents are skipped). Each document becomes a Markdown file `# title` + text with source id
-`beir/<dataset>/<corpus id>`; a document's score for a query is its best chunk's.
+What is measured is what the report says:
+
+- **Exact corpus ids.** Each corpus document is ingested as a Markdown file (`# title` + text)
+  whose document metadata holds its corpus `_id` verbatim (`external_id`); rankings map back
+  through that, so ids with upper case, `/`, spaces or unicode, and ids differing only in case,
+  are distinct documents scored under their own id. The file name only has to be unique: a
+  lower-case, slash-free id keeps `<id>.md` (SciFact-style ids keep the ids they always had),
+  any other id becomes `id-<sha256 of the id>.md`.
+- **No stale workspace.** The corpus is indexed in `<workspace>/eval/<dataset>-<key>`, where
+  the key hashes the corpus file, the settings that change the index (chunk size/overlap,
+  tokenizer, embedding backend/model, contextual embeddings: `versioning.signature_of`), the
+  ingest version and this module's file layout. Queries and qrels do not change the index, so
+  they are not part of it. The report names the workspace and whether it was reused.
+- **Failures are counted once.** A document that failed to parse is recorded as failed and not
+  retried by later runs on the same workspace; the report lists indexed and failed documents
+  (with reasons) and the judged-relevant documents that are not in the index.
+
+A document's score for a query is its best chunk's. Every retrieval mode can be evaluated
+(`ragbench.retrieval.retriever.MODES`); note that `balanced` returns `chunks_per_lens` chunks
+per lens and the eval workspace has one lens, so its recall is bounded by that setting.
 """
 
 from __future__ import annotations
 
-from ragbench.errors import EvalError  # noqa: F401 (re-exported)
+import hashlib
 import json
-import math
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from pydantic import BaseModel
 
-from ragbench.config import Settings
+from ragbench.config import Settings, load_settings
+from ragbench.errors import EvalError, RetrievalError
+from ragbench.evaluation.metrics import evaluate, mrr_at, ndcg_at, rank_documents, recall_at
+from ragbench.ids import compute_doc_id, file_hash
+from ragbench.ingest.ingestor import Planned
+from ragbench.ingest.versioning import signature_of
+from ragbench.models import FileResult
+from ragbench.retrieval.retriever import MODES
+from ragbench.store.schema import CURRENT_INGEST_VERSION
 
+if TYPE_CHECKING:
+    from ragbench.store.catalog import Catalog
+    from ragbench.workbench import Workbench
+
+__all__ = [
+    "EvalError", "corpus_files", "corpus_items", "doc_ranking", "eval_workspace", "evaluate",
+    "load_beir", "mrr_at", "ndcg_at", "rank_documents", "recall_at", "run_beir", "source_name",
+    "workspace_key",
+]
+
+LAYOUT_VERSION = 2
+"""How corpus rows become files (names, Markdown text, external ids); part of the workspace
+key, so a change here never reuses a workspace made the old way."""
+EXTERNAL_ID = "external_id"
+"""Document metadata key holding the corpus `_id` exactly."""
+LIST_CAP = 20
+"""At most this many ids or failures are listed in a report (counts are always complete)."""
+INGEST_GROUP = 32
+"""Files planned together; their chunks are embedded in one batch."""
+
+_SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
+
+
+class CorpusFile(BaseModel):
+    """One corpus document as the file ingested for it."""
+
+    corpus_id: str
+    name: str
+    data: bytes
+
+
+class WorkspaceInfo(BaseModel):
+    """Which eval workspace was used, and whether it already held this index."""
+
+    path: str
+    key: str
+    reused: bool
+
+
+class Failure(BaseModel):
+    """A corpus document that could not be indexed, and why."""
+
+    id: str
+    reason: str
+
+
+class MissingJudged(BaseModel):
+    """Judged-relevant documents (of the evaluated queries) that are not in the index."""
+
+    count: int
+    ids: list[str]
+    failed: int
+    absent_from_corpus: int
+    queries_without_indexed_relevant: int
+
+
+class IndexReport(BaseModel):
+    """What the index holds of the corpus."""
+
+    indexed: int
+    failed: int
+    failures: list[Failure]
+    not_indexed: int
+    missing_judged: MissingJudged
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSON-lines file, each with an `_id` (EvalError naming the bad line)."""
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise EvalError(f"{path}:{number}: not valid JSON ({e.msg})") from e
+            if not isinstance(row, dict) or "_id" not in row:
+                raise EvalError(f"{path}:{number}: a row needs an '_id' field")
+            rows.append(row)
+    return rows
 
 
 def load_beir(folder: Path, split: str = "test") -> tuple[dict[str, dict], dict[str, str],
                                                           dict[str, dict[str, int]]]:
-    """(corpus by id, queries by id with judgements, qrels) of a BEIR dataset folder."""
+    """(corpus by id, queries by id with judgements, qrels) of a BEIR dataset folder.
+
+    Ids are kept exactly as written (only converted to strings).
+    """
     needed = [folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"]
     missing = [str(p) for p in needed if not p.exists()]
     if missing:
         raise EvalError(f"not a BEIR dataset, missing: {', '.join(missing)}")
-    corpus: dict[str, dict] = {}
-    with needed[0].open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                corpus[str(row["_id"])] = row
+    corpus = {str(row["_id"]): row for row in _jsonl(needed[0])}
     qrels: dict[str, dict[str, int]] = {}
     with needed[2].open(encoding="utf-8") as fh:
         for i, line in enumerate(fh):
-            parts = line.rstrip("\n").split("\t")
-            if i == 0 and not parts[-1].lstrip("-").isdigit():
+            parts = line.rstrip("\r\n").split("\t")
+            if i == 0 and not parts[-1].strip().lstrip("-").isdigit():
                 continue  # header
+            if len(parts) < 3 or not parts[-1].strip().lstrip("-").isdigit():
+                if not line.strip():
+                    continue
+                raise EvalError(f"{needed[2]}:{i + 1}: expected 'query-id<TAB>corpus-id<TAB>"
+                                f"score', got {line.strip()!r}")
             qid, did, score = parts[0], parts[1], int(parts[-1])
             qrels.setdefault(qid, {})[did] = score
-    queries: dict[str, str] = {}
-    with needed[1].open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                if str(row["_id"]) in qrels:
-                    queries[str(row["_id"])] = row["text"]
+    queries = {str(row["_id"]): str(row.get("text", "")) for row in _jsonl(needed[1])
+               if str(row["_id"]) in qrels}
     return corpus, queries, qrels
 
 
-def corpus_items(corpus: dict[str, dict], dataset: str) -> list[tuple[str, bytes]]:
-    """(file name, Markdown bytes) per corpus document, for `Workbench.ingest_bytes`."""
-    items = []
+# --- corpus as files -------------------------------------------------------------------------
+
+
+def source_name(corpus_id: str) -> str:
+    """The file name a corpus document is ingested under: unique per id, lower-case, no `/`.
+
+    Ingest lower-cases source ids and keeps base names, so only ids that are already such
+    names keep them (`<id>.md`); any other id is named by its hash. The id itself is kept
+    in the document's metadata, never recovered from this name.
+    """
+    if _SAFE_ID.fullmatch(corpus_id):
+        return f"{corpus_id}.md"
+    return f"id-{hashlib.sha256(corpus_id.encode('utf-8')).hexdigest()[:32]}.md"
+
+
+def corpus_files(corpus: Mapping[str, Mapping[str, Any]]) -> list[CorpusFile]:
+    """The Markdown file of each corpus document (EvalError if two ids would share a name)."""
+    files: list[CorpusFile] = []
+    owner: dict[str, str] = {}
     for did, row in corpus.items():
+        name = source_name(did)
+        if name in owner:
+            raise EvalError(f"corpus ids {owner[name]!r} and {did!r} map to the same file name "
+                            f"{name!r}; rename one of them")
+        owner[name] = did
         title = " ".join(str(row.get("title") or "").split())
         text = f"# {title}\n\n{row.get('text', '')}\n" if title else f"{row.get('text', '')}\n"
-        items.append((f"{did}.md", text.encode("utf-8")))
-    return items
+        files.append(CorpusFile(corpus_id=did, name=name, data=text.encode("utf-8")))
+    return files
 
 
-def ndcg_at(ranked: list[str], rels: dict[str, int], k: int = 10) -> float:
-    """nDCG@k with graded relevance (BEIR / pytrec_eval definition, linear gain)."""
-    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted((r for r in rels.values() if r > 0), reverse=True)[:k]
-    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
+def corpus_items(corpus: Mapping[str, Mapping[str, Any]], dataset: str = "") -> list[tuple[str,
+                                                                                          bytes]]:
+    """(file name, Markdown bytes) per corpus document, for `Workbench.ingest_bytes`.
+
+    Kept for callers that ingest a corpus through the facade (benchmarks); such a workspace has
+    no external ids, so evaluate with `run_beir` instead.
+    """
+    return [(f.name, f.data) for f in corpus_files(corpus)]
 
 
-def recall_at(ranked: list[str], rels: dict[str, int], k: int) -> float:
-    """Share of relevant documents within the top k."""
-    relevant = {d for d, r in rels.items() if r > 0}
-    return len(relevant & set(ranked[:k])) / len(relevant) if relevant else 0.0
+def doc_ranking(results: Sequence[Any], source_prefix: str) -> list[tuple[str, float]]:
+    """Corpus ids ranked by best chunk, read back from source ids `<prefix><id>.md`.
 
-
-def mrr_at(ranked: list[str], rels: dict[str, int], k: int = 10) -> float:
-    """Reciprocal rank of the first relevant document within the top k."""
-    for i, d in enumerate(ranked[:k]):
-        if rels.get(d, 0) > 0:
-            return 1.0 / (i + 1)
-    return 0.0
-
-
-def evaluate(
-    search: Callable[[str], list[tuple[str, float]]],
-    queries: dict[str, str],
-    qrels: dict[str, dict[str, int]],
-) -> dict[str, Any]:
-    """Run every query through `search` (doc ids ranked) and average the metrics."""
-    metrics: dict[str, list[float]] = {"ndcg@10": [], "recall@10": [], "recall@100": [],
-                                       "mrr@10": []}
-    latencies = []
-    for qid, text in queries.items():
-        start = time.perf_counter()
-        ranked_pairs = search(text)
-        latencies.append((time.perf_counter() - start) * 1000)
-        ranked = [d for d, _ in ranked_pairs]
-        rels = qrels[qid]
-        metrics["ndcg@10"].append(ndcg_at(ranked, rels))
-        metrics["recall@10"].append(recall_at(ranked, rels, 10))
-        metrics["recall@100"].append(recall_at(ranked, rels, 100))
-        metrics["mrr@10"].append(mrr_at(ranked, rels))
-    out: dict[str, Any] = {k: round(float(np.mean(v)), 4) if v else 0.0 for k, v in metrics.items()}
-    out["queries"] = len(queries)
-    out["latency_ms_p50"] = round(float(np.percentile(latencies, 50)), 1) if latencies else 0.0
-    out["latency_ms_p95"] = round(float(np.percentile(latencies, 95)), 1) if latencies else 0.0
-    return out
-
-
-def doc_ranking(
-    results: list[Any], source_prefix: str
-) -> list[tuple[str, float]]:
-    """Corpus ids ranked by their best chunk (results arrive best first)."""
+    Only right for ids that `source_name` keeps as they are (lower-case, no `/`); prefer
+    `rank_documents` with the stored external ids.
+    """
     seen: dict[str, float] = {}
     for r in results:
         did = r.source_id[len(source_prefix):].removesuffix(".md")
         if did not in seen:
             seen[did] = r.score
     return list(seen.items())
+
+
+# --- workspace -------------------------------------------------------------------------------
+
+
+def workspace_key(folder: Path, settings: Settings) -> str:
+    """Hash of what determines the index: corpus bytes, index settings, ingest version, layout."""
+    h = hashlib.sha256()
+    with (folder / "corpus.jsonl").open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    h.update(json.dumps({"signature": signature_of(settings), "ingest": CURRENT_INGEST_VERSION,
+                         "layout": LAYOUT_VERSION}, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def eval_workspace(root: Path, folder: Path, settings: Settings) -> tuple[Path, str]:
+    """(`<root>/eval/<dataset>-<key>`, key): one workspace per corpus content and index
+    settings, never shared by two different corpora that happen to have the same folder name.
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", folder.resolve().name) or "dataset"
+    key = workspace_key(folder, settings)
+    return root / "eval" / f"{name}-{key}", key
+
+
+# --- ingest ----------------------------------------------------------------------------------
+
+
+def ingest_corpus(
+    wb: Workbench,
+    files: Sequence[CorpusFile],
+    lens: str,
+    prefix: str,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[FileResult]:
+    """Ingest every file with its corpus id as `external_id`; files that already failed in
+    this workspace are not retried (their failure is reported once, from the catalog).
+
+    Same batching as the facade's ingest (plan a group, embed it in one batch, store each
+    file atomically), done here because the facade does not pass document metadata yet.
+    """
+    failed_before = {d.doc_id for d in wb.catalog.list_documents(status="failed")}
+    ingestor = wb.ingestor
+    results: list[FileResult] = []
+    for start in range(0, len(files), INGEST_GROUP):
+        plans: list[Planned | list[FileResult]] = []
+        for f in files[start:start + INGEST_GROUP]:
+            source_id = f"{prefix}/{f.name}"
+            doc_id = compute_doc_id(source_id, file_hash(f.data))
+            if doc_id in failed_before:
+                plans.append([FileResult(path=f.name, status="skipped", doc_id=doc_id,
+                                         source_id=source_id, reason="failed in an earlier run")])
+                continue
+            plans.append(ingestor.plan(f.data, f.name, source_id, lens, f.name,
+                                       metadata={EXTERNAL_ID: f.corpus_id}))
+        ingestor.warm([p for p in plans if isinstance(p, Planned)])
+        for plan in plans:
+            out = plan if isinstance(plan, list) else ingestor.finish(plan)
+            results.extend(out)
+            if progress:
+                progress(out[0].path, len(results), len(files))
+    return results
+
+
+def _totals(results: Sequence[FileResult]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for r in results:
+        totals[r.status] = totals.get(r.status, 0) + 1
+    chunks = sum(r.chunks for r in results if r.status != "skipped")
+    return totals | ({"chunks": chunks} if chunks else {})
+
+
+def index_report(
+    catalog: Catalog,
+    corpus: Mapping[str, Any],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+) -> tuple[IndexReport, dict[str, str]]:
+    """What the catalog holds of the corpus, and the doc id -> corpus id map of indexed ones."""
+    external: dict[str, str] = {}
+    for doc in catalog.list_documents(status="indexed"):
+        value = doc.metadata.get(EXTERNAL_ID)
+        if isinstance(value, str) and value in corpus:
+            external[doc.doc_id] = value
+    indexed = set(external.values())
+    failures: dict[str, str] = {}
+    for doc in catalog.list_documents(status="failed"):
+        value = doc.metadata.get(EXTERNAL_ID)
+        if isinstance(value, str) and value in corpus and value not in indexed:
+            failures[value] = doc.error or "failed"
+    missing: list[str] = []
+    failed_missing = absent = hopeless = 0
+    for qid in queries:
+        relevant = [d for d, r in qrels[qid].items() if r > 0]
+        gone = [d for d in relevant if d not in indexed]
+        hopeless += bool(relevant) and len(gone) == len(relevant)
+        for d in gone:
+            if d not in missing:
+                missing.append(d)
+                failed_missing += d in failures
+                absent += d not in corpus
+    report = IndexReport(
+        indexed=len(indexed),
+        failed=len(failures),
+        failures=[Failure(id=i, reason=r) for i, r in sorted(failures.items())[:LIST_CAP]],
+        not_indexed=len(corpus) - len(indexed) - len(failures),
+        missing_judged=MissingJudged(
+            count=len(missing), ids=sorted(missing)[:LIST_CAP], failed=failed_missing,
+            absent_from_corpus=absent, queries_without_indexed_relevant=hopeless,
+        ),
+    )
+    return report, external
+
+
+# --- the whole thing -------------------------------------------------------------------------
+
+
+def check_modes(modes: Sequence[str]) -> list[str]:
+    """The modes, validated (EvalError naming the bad one and the valid choices)."""
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise EvalError(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+    return list(dict.fromkeys(modes))
 
 
 def run_beir(
@@ -132,32 +346,59 @@ def run_beir(
     progress: Callable[[str, int, int], None] | None = None,
     limit: int | None = None,
 ) -> dict[str, Any]:
-    """Ingest (or reuse) the dataset's workspace and evaluate each mode."""
+    """Ingest the corpus into its content-keyed workspace (or reuse it) and evaluate each mode.
+
+    Returns a JSON-safe dict: dataset, workspace (path, key, reused), documents, index
+    (indexed, failed with reasons, judged-relevant documents missing), ingest (this run's
+    totals and seconds), chunks, top_k and per mode the averaged metrics.
+    """
     from ragbench.workbench import Workbench
 
-    dataset = folder.resolve().name
+    modes = check_modes(modes)
+    if top_k < 1:
+        raise EvalError(f"top_k must be at least 1, got {top_k}")
+    if limit is not None and limit < 1:
+        raise EvalError(f"limit must be at least 1, got {limit}")
     corpus, queries, qrels = load_beir(folder)
     if limit:
         queries = dict(list(queries.items())[:limit])
-    wb = Workbench(workspace / "eval" / dataset, settings)
+    files = corpus_files(corpus)
+    settings = settings or load_settings(workspace)
+    dataset = folder.resolve().name.lower()
+    path, key = eval_workspace(workspace, folder, settings)
+    reused = (path / "catalog.sqlite").exists()
+    wb = Workbench(path, settings)
+    reused = reused and bool(wb.catalog.list_documents(status="indexed")
+                             or wb.catalog.list_documents(status="failed"))
     started = time.perf_counter()
-    report = wb.ingest_bytes(corpus_items(corpus, dataset), lens=dataset,
-                             prefix=f"beir/{dataset}", file_progress=progress)
+    results = ingest_corpus(wb, files, dataset, f"beir/{dataset}", progress)
     ingest_s = time.perf_counter() - started
-    prefix = f"beir/{dataset}/"
+    index, external = index_report(wb.catalog, corpus, queries, qrels)
     out: dict[str, Any] = {
         "dataset": dataset,
+        "workspace": WorkspaceInfo(path=str(path), key=key,
+                                   reused=reused).model_dump(),
         "documents": len(corpus),
-        "ingest": {k: v for k, v in report.totals.items() if v} | {"seconds": round(ingest_s, 1)},
+        "index": index.model_dump(),
+        "ingest": _totals(results) | {"seconds": round(ingest_s, 1)},
         "chunks": wb.catalog.chunk_count(),
         "top_k": top_k,
         "modes": {},
     }
-    filters = None  # the eval workspace holds this dataset only
-    wb.search("warm up", mode="vector", top_k=1)  # model and index load outside the timings
+    retriever = wb.retriever
     for mode in modes:
-        def search(text: str, mode: str = mode) -> list[tuple[str, float]]:
-            return doc_ranking(wb.search(text, mode=mode, top_k=top_k, filters=filters), prefix)
+        retriever.search("warm up", mode=mode, top_k=1)  # model, index and graph load untimed
+        unmapped = [0]
 
-        out["modes"][mode] = evaluate(search, queries, qrels)
+        def search(text: str, mode: str = mode, unmapped: list[int] = unmapped,
+                   ) -> list[tuple[str, float]]:
+            try:
+                hits = retriever.search(text, mode=mode, top_k=top_k)
+            except RetrievalError as e:
+                raise EvalError(f"{mode} search failed for query {text[:60]!r}: {e}") from e
+            ranked, lost = rank_documents(hits, external)
+            unmapped[0] += lost
+            return ranked
+
+        out["modes"][mode] = evaluate(search, queries, qrels) | {"unmapped_hits": unmapped[0]}
     return out
