@@ -218,7 +218,7 @@ def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
         update={"graph_similarity_threshold": 0.6}))
     stats = looser.graph.stats().model_dump()
     assert looser.graph_service.last_update["action"] == "build"
-    assert stats["edge_types"]["SIMILAR_TO"] >= demo.graph.stats().edge_types.SIMILAR_TO
+    assert stats["edge_types"]["SIMILAR_TO"] >= demo.graph.stats().edge_types["SIMILAR_TO"]
     assert looser.graph.current().params.similarity_threshold == 0.6
 
     other = Workbench(tmp_path / "ws")
