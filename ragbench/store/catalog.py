@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from ragbench.ids import text_hash
+from ragbench.lexical import STOPWORDS
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import INGEST_VERSIONS, migrate
-from ragbench.lexical import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK_COLUMNS = (
