@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 from ragbench.config import load_settings
+from ragbench.errors import RagbenchError
 from ragbench.workbench import Workbench
 
 HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
@@ -63,3 +64,21 @@ def sidebar(wb: Workbench, settings_hash: str) -> None:
 def refresh_counts() -> None:
     """Forget cached counts after an ingest, delete or re-process."""
     sidebar_counts.clear()
+
+
+def reprocess_with_progress(wb: Workbench, label: str) -> Any | None:
+    """Re-process stale documents under a progress bar; the report, or None after an error
+    shown on the page. Counts are refreshed on success.
+    """
+    bar = st.progress(0.0, text=label)
+
+    def on_file(path: str, done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
+
+    try:
+        outcome = wb.maintenance.reprocess(file_progress=on_file)
+    except RagbenchError as e:
+        st.error(f"Re-processing failed: {e}")
+        return None
+    refresh_counts()
+    return outcome

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import refresh_counts, workbench
+from app_pages.common import reprocess_with_progress, workbench
 
 wb = workbench()
 st.title("Dashboard")
@@ -47,17 +47,9 @@ if stale.any:
             hide_index=True, width="stretch",
         )
         if st.button("Re-process stale documents", type="primary", key="reprocess"):
-            bar = st.progress(0.0, text=f"Re-processing {stale.documents:,} documents…")
-
-            def on_file(path: str, done: int, total: int) -> None:
-                bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
-
-            try:
-                outcome = wb.maintenance.reprocess(file_progress=on_file)
-            except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
-                st.error(f"Re-processing failed: {e}")
-            else:
-                refresh_counts()
+            outcome = reprocess_with_progress(
+                wb, f"Re-processing {stale.documents:,} documents…")
+            if outcome is not None:
                 st.session_state["reprocess_outcome"] = outcome.model_dump()
                 st.rerun()
 done = st.session_state.pop("reprocess_outcome", None)

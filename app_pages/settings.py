@@ -7,7 +7,7 @@ import os
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages.common import refresh_counts, workbench
+from app_pages.common import reprocess_with_progress, workbench
 from ragbench.config import ENV_PREFIX, Settings, read_settings_file, save_settings
 from ragbench.workbench.presentation import MODES
 
@@ -132,16 +132,7 @@ if stale_now.any and not changed:
     st.warning(f"{stale_now.documents:,} documents were made with other settings than these "
                "(see the Dashboard).")
     if st.button("Re-process now", key="settings_reprocess"):
-        bar = st.progress(0.0, text="Re-processing…")
-
-        def on_file(path: str, done: int, total: int) -> None:
-            bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
-
-        try:
-            outcome = wb.maintenance.reprocess(file_progress=on_file)
-        except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
-            st.error(f"Re-processing failed: {e}")
-        else:
-            refresh_counts()
+        outcome = reprocess_with_progress(wb, "Re-processing…")
+        if outcome is not None:
             counts = ", ".join(f"{v} {k}" for k, v in outcome.totals.items())
             st.success(f"Re-processed in {outcome.seconds:.1f} s: {counts}")
