@@ -41,7 +41,7 @@ DEFAULT_WORKSPACE = "data"
 # Fields whose change alters stored chunks or vectors (so stored data becomes stale).
 INGEST_FIELDS = (
     "chunk_size", "chunk_overlap", "tokenizer", "embedding_backend", "embedding_model",
-    "contextual_embeddings",
+    "embedding_runtime", "contextual_embeddings",
 )
 
 # The context-graph edge types, defined here and imported by ragbench.graph.model, so that
@@ -61,6 +61,11 @@ class Settings(BaseModel):
     tokenizer: Literal["cl100k_base"] = "cl100k_base"
     embedding_backend: Literal["sentence-transformers", "openai"] = "sentence-transformers"
     embedding_model: str = Field("all-MiniLM-L6-v2", description="model id for the backend")
+    embedding_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
+        "torch",
+        description="sentence-transformers backend: run the model in torch, or in ONNX Runtime "
+        "from an export made once on this machine (fp32, or dynamic int8 quantization)",
+    )
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_window_overlap: int = Field(
         32, ge=0, le=200, description="word pieces shared by windows of a long chunk"

