@@ -5,10 +5,14 @@ Prints one JSON object. Peers measured in the same process on the same text:
   `encode_ordinary` (the floor: our chunker encodes once, then only does arithmetic), in
   interleaved rounds with medians, single-threaded and on all cores;
 - embedding: the model's own `encode` on the very texts the pipeline sends to it;
-- re-ingest: the first ingest of the same corpus into an empty workspace.
+- re-ingest: the first ingest of the same corpus into an empty workspace;
+- embedding_runtimes: `embedding_runtime` torch / onnx / onnx-int8 throughput (texts/s and
+  windows/s) on SciFact texts and ~1024-token chunks beside `SentenceTransformer.encode`,
+  interleaved rounds, and the cosine of each ONNX path's vectors to torch's (issue 17).
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--scifact DIR] [--repeat N]
-        [--chunk-rounds N] [--skip chunking|embedding|reingest ...]
+        [--chunk-rounds N] [--runtime-texts N] [--runtime-chunks N] [--cosine-texts N]
+        [--skip chunking|embedding|embedding_runtimes|reingest ...]
 
 `--corpus` is a folder of documents (default: ../shared/fixtures/docs); `--scifact` the BEIR
 SciFact folder (default: ../shared/datasets/scifact). Targets (issue 2): chunking >= 1.2x the
@@ -43,11 +47,12 @@ from ragbench.chunking.tokenizer import (  # noqa: E402
 )
 from ragbench.config import Settings  # noqa: E402
 from ragbench.embeddings.embedders import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from ragbench.ingest.library import collect_files  # noqa: E402
 from ragbench.models import ParsedDocument  # noqa: E402
 from ragbench.parsers import parse_bytes  # noqa: E402
 from ragbench.parsers.base import ParseError, TextBuilder  # noqa: E402
 from ragbench.store.catalog import Catalog  # noqa: E402
-from ragbench.workbench import Workbench, collect_files  # noqa: E402
+from ragbench.workbench import Workbench  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 
@@ -240,6 +245,71 @@ def bench_embedding(short: list[str], long: list[str], repeat: int) -> dict:
     return out
 
 
+def scifact_texts(folder: Path, n: int) -> list[str]:
+    """The first `n` SciFact corpus texts (title, blank line, abstract)."""
+    out: list[str] = []
+    with (folder / "corpus.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            out.append(f"{row['title']}\n\n{row['text']}".strip())
+            if len(out) >= n:
+                break
+    return out
+
+
+def bench_embedding_runtimes(
+    texts: list[str], chunks: list[str], cosine_texts: list[str], rounds: int
+) -> dict:
+    """Torch fp32 vs ONNX fp32 vs ONNX int8 (setting `embedding_runtime`), same run.
+
+    Throughput of each runtime's `embed` (windowing + pooling included) on SciFact texts and on
+    ~1024-token chunks, interleaved rounds with medians, beside the peer
+    `SentenceTransformer.encode` on exactly the windows the pipeline sends; then cosine of
+    each ONNX path's vectors against torch's on `cosine_texts` (min and mean).
+    """
+    from ragbench.embeddings.onnx import OnnxEmbedder
+
+    torch_emb = SentenceTransformerEmbedder()
+    runtimes: dict[str, Any] = {"torch": torch_emb}
+    out: dict[str, Any] = {"load_s": {}, "errors": {}}
+    for name, quantized in (("onnx", False), ("onnx-int8", True)):
+        start = time.perf_counter()
+        try:
+            runtimes[name] = OnnxEmbedder(quantized=quantized)
+        except Exception as e:  # noqa: BLE001 - recorded in the JSON, the others still run
+            out["errors"][name] = str(e)
+            continue
+        out["load_s"][name] = {"seconds": round(time.perf_counter() - start, 2),
+                               "exported": runtimes[name].exported}
+    for label, inputs in (("scifact_texts", texts), ("chunks_1024", chunks)):
+        windows = [w for t in inputs for w, _ in torch_emb.windows(t)]
+        contenders: dict[str, Callable[[], Any]] = {
+            "torch_peer_encode": lambda w=windows: torch_emb.model.encode(
+                w, batch_size=32, normalize_embeddings=True, show_progress_bar=False),
+        }
+        for name, emb in runtimes.items():
+            contenders[name] = lambda e=emb, x=inputs: e.embed(x)
+        runs = interleaved(rounds, contenders)
+        medians = {n: statistics.median(r["wall"]) for n, r in runs.items()}
+        out[label] = {
+            "texts": len(inputs), "windows": len(windows),
+            "median_s": {n: round(v, 3) for n, v in medians.items()},
+            "texts_per_s": {n: round(len(inputs) / v, 2) for n, v in medians.items()},
+            "windows_per_s": {n: round(len(windows) / v, 2) for n, v in medians.items()},
+            "speedup_vs_torch": {n: _ratios(runs["torch"]["wall"], runs[n]["wall"])
+                                 for n in runtimes if n != "torch"},
+        }
+    reference = torch_emb.embed(cosine_texts)
+    out["cosine_vs_torch"] = {"texts": len(cosine_texts)}
+    for name, emb in runtimes.items():
+        if name == "torch":
+            continue
+        cos = (emb.embed(cosine_texts) * reference).sum(axis=1)
+        out["cosine_vs_torch"][name] = {"min": round(float(cos.min()), 5),
+                                        "mean": round(float(cos.mean()), 6)}
+    return out
+
+
 def bench_reingest(corpus: Path) -> dict:
     """First ingest into an empty workspace vs ingesting the unchanged corpus again."""
     work = Path(tempfile.mkdtemp(prefix="ragbench-bench-"))
@@ -275,7 +345,14 @@ def main() -> None:
     ap.add_argument("--chunk-rounds", type=int, default=9,
                     help="interleaved rounds of the chunking contenders (medians reported)")
     ap.add_argument("--embed-texts", type=int, default=200, help="SciFact texts to embed")
-    ap.add_argument("--skip", nargs="*", default=[], choices=["chunking", "embedding", "reingest"])
+    ap.add_argument("--runtime-texts", type=int, default=200,
+                    help="SciFact texts for the embedding_runtimes throughput")
+    ap.add_argument("--runtime-chunks", type=int, default=16,
+                    help="~1024-token chunks for the embedding_runtimes throughput")
+    ap.add_argument("--cosine-texts", type=int, default=1000,
+                    help="SciFact texts for the torch-vs-ONNX cosine")
+    ap.add_argument("--skip", nargs="*", default=[],
+                    choices=["chunking", "embedding", "embedding_runtimes", "reingest"])
     args = ap.parse_args()
     for path in (args.corpus, args.scifact):
         if not path.exists():
@@ -297,6 +374,12 @@ def main() -> None:
         abstracts = [b for d in sci[:10] for b in (d.text.split("\n\n"))][: args.embed_texts]
         long_chunks = [c.text for d in sci[:2] for c in chunk_document(d, "0" * 16)][:12]
         result["embedding"] = bench_embedding(abstracts, long_chunks, max(1, args.repeat - 1))
+    if "embedding_runtimes" not in args.skip:
+        many = scifact_texts(args.scifact, max(args.runtime_texts, args.cosine_texts))
+        chunks = [c.text for d in sci[:4] for c in chunk_document(d, "0" * 16)]
+        result["embedding_runtimes"] = bench_embedding_runtimes(
+            many[: args.runtime_texts], chunks[: args.runtime_chunks],
+            many[: args.cosine_texts], max(1, args.repeat))
     if "reingest" not in args.skip:
         result["reingest"] = bench_reingest(args.corpus)
     print(json.dumps(result, indent=2))
