@@ -28,7 +28,7 @@ st.title("Archive")
 @st.cache_resource(max_entries=4, show_spinner=False)
 def archive_index(workspace: str, fingerprint: str, _wb) -> dict[str, Any]:  # noqa: ANN001
     """Tree, link targets, labels and counts; re-read only when the catalog changed."""
-    tree = [n.model_dump() for n in _wb.archive.tree()]
+    tree = _wb.archive.tree()
     entries = list(walk(tree))
     return {
         "tree": tree,
@@ -40,11 +40,11 @@ def archive_index(workspace: str, fingerprint: str, _wb) -> dict[str, Any]:  # n
     }
 
 
-def walk(nodes: list[dict[str, Any]], depth: int = 0) -> Iterator[tuple[int, Any]]:
+def walk(nodes: list[Any], depth: int = 0) -> Iterator[tuple[int, Any]]:
     """(depth, record) of every node, depth first."""
     for node in nodes:
-        yield depth, node["document"]
-        yield from walk(node["children"], depth + 1)
+        yield depth, node.document
+        yield from walk(node.children, depth + 1)
 
 
 def label(depth: int, doc: Any) -> str:
@@ -99,7 +99,7 @@ with col_tree:
 
 doc = next(d for _, d in entries if d.doc_id == doc_id)
 thread = next(n for n in roots if any(d.doc_id == doc_id for _, d in walk([n])))
-if thread["children"]:
+if thread.children:
     with col_tree, st.container(border=True):
         st.caption("This thread")
         for depth, member in walk([thread]):

@@ -112,7 +112,7 @@ with right:
 st.divider()
 st.subheader("Context graph")
 try:
-    graph = wb.graph.stats()
+    graph = wb.graph.stats().model_dump()
 except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
     st.error(f"Graph statistics are unavailable: {e}")
 else:
