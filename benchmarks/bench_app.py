@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 
 from ragbench.config import Settings  # noqa: E402
-from ragbench.evaluation.beir import corpus_items, load_beir  # noqa: E402
+from ragbench.evaluation.beir import corpus_items, eval_workspace, load_beir  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -69,7 +69,7 @@ def build_workspace(scifact: Path, chunks: int) -> Path:
     target = RESULTS / f"app-{chunks}"
     if (target / "catalog.sqlite").exists():
         return target
-    base = RESULTS / "work" / "eval" / scifact.resolve().name  # bench_retrieval's cache
+    base = eval_workspace(RESULTS / "work", scifact, Settings())[0]  # bench_retrieval's cache
     if not (base / "catalog.sqlite").exists():
         corpus, _, _ = load_beir(scifact)
         Workbench(base, Settings()).library.ingest_bytes(corpus_items(corpus, "scifact"),

@@ -32,16 +32,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.config import Settings  # noqa: E402
-from ragbench.evaluation.beir import run_beir  # noqa: E402
+from ragbench.evaluation.beir import eval_workspace, run_beir  # noqa: E402
 from ragbench.store.catalog import Catalog  # noqa: E402
 
 MODES = ["vector", "hybrid"]
 METRICS = ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
 
 
-def seed_cache(workspace: Path, source: Path) -> int:
-    """Copy embedding-cache rows from `source` (a catalog.sqlite) into the workspace's."""
-    target = workspace / "eval" / "scifact" / "catalog.sqlite"
+def seed_cache(eval_dir: Path, source: Path) -> int:
+    """Copy embedding-cache rows from `source` (a catalog.sqlite) into the eval workspace's."""
+    target = eval_dir / "catalog.sqlite"
     Catalog(target).close()  # create the schema
     conn = sqlite3.connect(target)
     try:
@@ -55,9 +55,9 @@ def seed_cache(workspace: Path, source: Path) -> int:
     return int(after - before)
 
 
-def example(workspace: Path) -> dict[str, Any]:
+def example(eval_dir: Path) -> dict[str, Any]:
     """The embedding text of one multi-chunk document's second chunk (or any chunk)."""
-    conn = sqlite3.connect(workspace / "eval" / "scifact" / "catalog.sqlite")
+    conn = sqlite3.connect(eval_dir / "catalog.sqlite")
     row = conn.execute(
         "SELECT chunk_id, embedding_text FROM chunks WHERE chunk_index = 1 LIMIT 1"
     ).fetchone() or conn.execute("SELECT chunk_id, embedding_text FROM chunks LIMIT 1").fetchone()
@@ -80,11 +80,12 @@ def main() -> None:
                            "chunk_overlap": args.chunk_overlap, "variants": {}}
     for name, contextual in (("off", False), ("on", True)):
         workspace = args.work / f"context-{args.chunk_size}-{name}"
-        seeded = 0
-        if args.seed_cache and args.seed_cache.exists():
-            seeded = seed_cache(workspace, args.seed_cache)
         settings = Settings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap,
                             contextual_embeddings=contextual)
+        eval_dir = eval_workspace(workspace, args.scifact, settings)[0]
+        seeded = 0
+        if args.seed_cache and args.seed_cache.exists():
+            seeded = seed_cache(eval_dir, args.seed_cache)
         started = time.perf_counter()
         result = run_beir(workspace, args.scifact, MODES, 100, settings, None, args.limit)
         out["variants"][name] = {
@@ -95,7 +96,7 @@ def main() -> None:
             "seconds": round(time.perf_counter() - started, 1),
             "modes": {m: {k: result["modes"][m][k] for k in [*METRICS, "queries"]}
                       for m in MODES},
-            "example": example(workspace),
+            "example": example(eval_dir),
         }
     off, on = out["variants"]["off"]["modes"], out["variants"]["on"]["modes"]
     out["delta_on_minus_off"] = {

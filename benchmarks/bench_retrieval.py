@@ -167,14 +167,15 @@ def main() -> None:
     quality = run_beir(args.work, args.scifact, ["fts", "vector", "hybrid"], 100, Settings())
     quality["bm25s_peer"] = bm25s_peer(corpus, queries, qrels)
     dataset = args.scifact.resolve().name
-    wb = Workbench(args.work / "eval" / dataset, Settings())
+    base = Path(quality["workspace"]["path"])  # the content-keyed eval workspace
+    wb = Workbench(base, Settings())
     if not args.skip_sweep:
         quality["hybrid_sweep"] = sweep_hybrid(wb, queries, qrels, f"beir/{dataset}/", dataset)
     result["scifact"] = quality
     texts = list(queries.values())[: args.latency_queries]
     result["latency"] = {}
     for size in args.sizes:
-        scaled = replicate(args.work / "eval" / dataset, args.work / f"scaled-{size}", size)
+        scaled = replicate(base, args.work / f"scaled-{size}", size)
         entry: dict[str, Any] = {"chunks": scaled.catalog.chunk_count()}
         entry["retrieval"] = latency(scaled, texts, ["fts", "vector", "hybrid", "balanced"])
         if size == args.sizes[0]:
