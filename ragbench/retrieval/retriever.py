@@ -48,7 +48,7 @@ def rrf_fuse(
     for ids, weight in lists:
         for rank, cid in enumerate(ids, 1):
             scores[cid] = scores.get(cid, 0.0) + weight / (k + rank)
-    return ranked(scores.items())
+    return _by_score(scores)
 
 
 def score_fuse(
@@ -64,16 +64,24 @@ def score_fuse(
         span = (hi - lo) or 1.0
         for cid, s in scored:
             scores[cid] = scores.get(cid, 0.0) + weight * (s - lo) / span
-    return ranked(scores.items())
+    return _by_score(scores)
+
+
+def _by_score(scores: dict[str, float]) -> list[tuple[str, float]]:
+    """Fused scores best first; a tie keeps first appearance (the earlier list, then its
+    rank): e.g. with score fusion the top lexical and the top vector chunk both score
+    `weight * 1.0`, and the lexical one, listed first, stays first. Deterministic because
+    the input lists are (see `ranked`).
+    """
+    return sorted(scores.items(), key=lambda item: -item[1])
 
 
 def ranked(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
-    """(chunk id, score) best first; equal scores in chunk id order.
+    """One backend's (chunk id, score) best first; equal scores in chunk id order.
 
-    Equal scores are common (documents with the same text get the same bm25 and vectors,
-    fused scores of equal inputs tie); without this their order would follow the order the
-    backend or a dict happened to produce, so a ranking could change between runs or
-    workspaces holding the same data.
+    Equal scores happen (documents with the same text get the same bm25 and vector); the
+    backends return them in storage order (SQLite rowids, Chroma's index), which differs
+    between workspaces holding the same data, so a ranking could change with it.
     """
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
@@ -151,7 +159,7 @@ class Retriever:
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         depth = max(self.settings.hybrid_candidates, k)
         fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
-        return fts, self._vector(query, depth, filters)
+        return ranked(fts), ranked(self._vector(query, depth, filters))
 
     def _fuse(
         self, fts: list[tuple[str, float]], vec: list[tuple[str, float]]

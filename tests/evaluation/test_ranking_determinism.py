@@ -18,15 +18,18 @@ def test_equal_scores_are_ordered_by_chunk_id_whatever_the_input_order():
 
 
 @pytest.mark.unit
-def test_fusion_ties_are_ordered_by_chunk_id():
-    # b and a tie in both fusions (mirror positions in the two lists), whichever list is first
-    fts = [("b", 3.0), ("a", 1.0)]
-    vec = [("a", 0.9), ("b", 0.1)]
-    for lists in ([(fts, 0.5), (vec, 0.5)], [(vec, 0.5), (fts, 0.5)]):
-        fused = score_fuse(lists)
-        assert [c for c, _ in fused] == ["a", "b"] and fused[0][1] == fused[1][1]
-        fused = rrf_fuse([([c for c, _ in lst], w) for lst, w in lists])
-        assert [c for c, _ in fused] == ["a", "b"] and fused[0][1] == fused[1][1]
+def test_fusion_ties_keep_first_appearance():
+    # score fusion: the top of each list scores weight * 1.0, a tie the earlier list wins
+    fts = [("b", 3.0), ("z", 1.0)]
+    vec = [("a", 0.9), ("y", 0.1)]
+    for first, second in ((fts, vec), (vec, fts)):
+        fused = score_fuse([(first, 0.5), (second, 0.5)])
+        assert fused[0][1] == fused[1][1] == 0.5
+        assert [c for c, _ in fused[:2]] == [first[0][0], second[0][0]]
+        # rrf: rank 1 in either list gives the same score
+        fused = rrf_fuse([([c for c, _ in first], 0.5), ([c for c, _ in second], 0.5)])
+        assert fused[0][1] == fused[1][1]
+        assert [c for c, _ in fused[:2]] == [first[0][0], second[0][0]]
 
 
 @pytest.mark.integration
