@@ -5,9 +5,9 @@ Every command accepts `--workspace DIR` and `--json` (before or after the comman
 summary (and a progress bar on a terminal for ingest). Exit codes: 0 success, 1 the command
 could not do its job (nothing ingested, unknown document...), 2 bad usage or settings.
 
-The commands live in one module per group (library, query, graph, archive, versions,
-maintenance, evaluation); `ragbench.cli.common.run` is the one place their `RagbenchError`s
-are caught, `main` below the one place usage errors and a closed pipe are.
+The commands live in one module per group (library, query, report, graph, archive,
+versions, maintenance, evaluation); `ragbench.cli.common.run` is the one place their
+`RagbenchError`s are caught, `main` below the one place usage errors and a closed pipe are.
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ from typer import rich_utils
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.main import get_command
 
-from ragbench.cli import archive, evaluation, graph, library, maintenance, query, versions
+from ragbench.cli import (
+    archive,
+    evaluation,
+    graph,
+    library,
+    maintenance,
+    query,
+    report,
+    versions,
+)
 from ragbench.cli.common import JsonOption, WorkspaceOption, remember
 
 app = typer.Typer(
@@ -50,7 +59,7 @@ def options(ctx: typer.Context, workspace: WorkspaceOption = None,
     remember(ctx, workspace, as_json)
 
 
-for _group in (library, query, graph, maintenance, versions, archive, evaluation):
+for _group in (library, query, report, graph, maintenance, versions, archive, evaluation):
     app.add_typer(_group.app)
 
 

@@ -1,8 +1,9 @@
 """SQLite schema of the catalog (specs/004 Phase 1, adapted to SQLite), as numbered migrations.
 
 The catalog is the truth: documents (with their plaintext), chunks, a chunk-level and a
-document-level FTS5 index kept in sync by triggers, ingest versions, saved answers, the context
-summary cache and the embedding cache. Chroma is derived from it.
+document-level FTS5 index kept in sync by triggers, ingest versions, saved answers, reports (parts,
+part versions and the passages they cite), the context summary cache and the embedding cache.
+Chroma is derived from it.
 
 The schema is built by `MIGRATIONS`, an ordered list of numbered steps. The catalog records the
 last step applied in SQLite's `PRAGMA user_version`; `migrate` applies every later step in
@@ -247,12 +248,66 @@ def _unversioned_additions(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM meta WHERE key = 'schema_version'")
 
 
+_REPORTS = """
+CREATE TABLE IF NOT EXISTS reports (
+    report_id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    template TEXT NOT NULL,
+    brief TEXT NOT NULL DEFAULT '{}',
+    lenses TEXT NOT NULL DEFAULT '[]',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS report_parts (
+    part_id TEXT PRIMARY KEY,
+    report_id TEXT NOT NULL REFERENCES reports(report_id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    header TEXT NOT NULL,
+    query TEXT NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'section',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    mood TEXT,
+    version INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_report_parts_report ON report_parts(report_id, position);
+
+CREATE TABLE IF NOT EXISTS report_part_versions (
+    part_id TEXT NOT NULL REFERENCES report_parts(part_id) ON DELETE CASCADE,
+    version INTEGER NOT NULL,
+    content TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (part_id, version)
+);
+
+-- every passage a part version could cite, kept with it so its citations resolve after the
+-- document is re-ingested (the chunk id then leaves the catalog)
+CREATE TABLE IF NOT EXISTS report_sources (
+    part_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    doc_id TEXT,
+    source TEXT NOT NULL,
+    PRIMARY KEY (part_id, version, chunk_id),
+    FOREIGN KEY (part_id, version) REFERENCES report_part_versions(part_id, version)
+        ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS idx_report_sources_chunk ON report_sources(chunk_id);
+"""
+"""Step 3: synthesized reports, their ordered parts, every version of a part (JSON) and the
+passages each version could cite. `IF NOT EXISTS` only so that re-running every step on a
+current catalog (as tests do for steps 1 and 2) stays harmless."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "Catalog as first released: documents, chunks, chunk FTS5, embedding cache",
               sql_step(_INITIAL)),
     Migration(2, "Additions made before numbered migrations: document FTS5, saved answers, "
                  "context cache, context and archive columns, no status index",
               _unversioned_additions),
+    Migration(3, "Reports: reports, ordered parts, part versions and the passages they cite",
+              sql_step(_REPORTS)),
 )
 """The schema, step by step; append new steps at the end (see the module docstring)."""
 

@@ -9,7 +9,8 @@ copies), `graph/` (the context graph) and `settings.toml` — and exposes them a
 - `wb.answers`: grounded answers, saved answers, citations;
 - `wb.graph`: the context graph and contradictions;
 - `wb.archive`: the browsable archive;
-- `wb.maintenance`: doctor, versions, re-processing, backfill, backend status.
+- `wb.maintenance`: doctor, versions, re-processing, backfill, backend status;
+- `wb.reports`: synthesized reports whose parts carry their references.
 
 Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
 every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
@@ -45,6 +46,7 @@ from ragbench.workbench.areas import (
     MaintenanceArea,
     SearchArea,
 )
+from ragbench.workbench.reports import ReportsArea
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +95,7 @@ class Workbench:
         self.graph = GraphArea(self)
         self.archive = ArchiveArea(self)
         self.maintenance = MaintenanceArea(self)
+        self.reports = ReportsArea(self)
 
     @cached_property
     def vectors(self) -> ChromaVectors:

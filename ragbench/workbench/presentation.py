@@ -14,9 +14,26 @@ from ragbench.graph.view import ego_html
 from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS
 from ragbench.ingest.uploads import sanitize_name as upload_safe_name
 from ragbench.models import CHUNK_TYPES
+from ragbench.reports import FORMATS as REPORT_FORMATS
+from ragbench.reports import TEMPLATES as REPORT_TEMPLATES
+from ragbench.reports import (
+    GenerationOptions,
+    LensCoverage,
+    PartVersion,
+    Report,
+    ReportBrief,
+    ReportCoverage,
+    ReportPart,
+    ReportSummary,
+    Suggestion,
+    TemplateInfo,
+)
 from ragbench.retrieval import MODES
 
 __all__ = [
-    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "ChatResponse", "Source",
-    "archive_safe_name", "ego_html", "md_escape", "rewrite_links", "upload_safe_name",
+    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "REPORT_FORMATS",
+    "REPORT_TEMPLATES", "ChatResponse", "GenerationOptions", "LensCoverage", "PartVersion",
+    "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
+    "Suggestion", "TemplateInfo", "archive_safe_name", "ego_html", "md_escape", "rewrite_links",
+    "upload_safe_name",
 ]

@@ -277,6 +277,11 @@ def test_fresh_catalog_has_every_object_the_old_code_made(tmp_path: Path) -> Non
     old = old_code_catalog(tmp_path / "old.db")
     old_shape = shape(old)
     new_shape = fresh_shape(tmp_path)
+    # what later steps added (3: reports) is new, not something the old code made
+    later = ("report", "idx_report")
+    new_shape["tables"] = {k: v for k, v in new_shape["tables"].items()
+                           if not k.startswith(later)}
+    new_shape["others"] = [o for o in new_shape["others"] if not o[1].startswith(later)]
     assert old_shape == new_shape
 
 
@@ -521,3 +526,30 @@ def test_sql_statements_keep_trigger_bodies_whole() -> None:
         sql_statements("CREATE TABLE t (x TEXT);\nCREATE TABLE u (y")
     # the real steps parse into single statements SQLite accepts one at a time
     assert len(sql_statements(schema._INITIAL)) > 10
+
+
+def test_step_3_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
+    """A catalog at version 2 (documents, saved answers) gains the report tables, keeps its
+    data, and deleting a report cascades to its parts, versions and stored passages."""
+    path = tmp_path / "catalog.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, MIGRATIONS[:2]) == [1, 2]
+    conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
+    assert migrate(conn) == [3]
+    assert schema_version(conn) == 3
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"reports", "report_parts", "report_part_versions", "report_sources",
+            "idx_report_parts_report", "idx_report_sources_chunk"} <= names
+    assert conn.execute("SELECT question FROM answers").fetchone() == ("q",)
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("INSERT INTO reports VALUES ('r1', 'T', 'roadmap', '{}', '[]', 't', 't')")
+    conn.execute("INSERT INTO report_parts VALUES ('p1', 'r1', 1, 'H', 'q', 'section', '[]', "
+                 "NULL, 1, 't', 't')")
+    conn.execute("INSERT INTO report_part_versions VALUES ('p1', 1, '{}', 't')")
+    conn.execute("INSERT INTO report_sources VALUES ('p1', 1, 'abcdefabcdef', 'd1', '{}')")
+    with pytest.raises(sqlite3.IntegrityError):  # a part needs its report
+        conn.execute("INSERT INTO report_parts VALUES ('p2', 'nope', 1, 'H', 'q', 'section', "
+                     "'[]', NULL, 0, 't', 't')")
+    conn.execute("DELETE FROM reports WHERE report_id = 'r1'")
+    for table in ("report_parts", "report_part_versions", "report_sources"):
+        assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,)

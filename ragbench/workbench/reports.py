@@ -1,0 +1,225 @@
+"""The facade's reports area (`wb.reports`): the synthesis studio for every face.
+
+Delegates to `ragbench.reports.service.ReportService`, wired here to the workspace's
+retriever, catalog, contradiction search and chat model. `llm` arguments take the answer
+backends (`"extractive"`, `"openai"`; None = the `llm_backend` setting) and fall back to the
+extractive digest on an endpoint failure when `llm_fallback` is on. Every method returns a
+pydantic model from `ragbench.reports` (re-exported in `ragbench.workbench.presentation`).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ragbench.answer.llm import ChatModel
+from ragbench.answer.saved import CitationTarget
+from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
+from ragbench.models import RetrievalResult
+from ragbench.reports import exports
+from ragbench.reports.context import GenerationOptions
+from ragbench.reports.generator import PartGenerator
+from ragbench.reports.models import (
+    Report,
+    ReportBrief,
+    ReportCoverage,
+    ReportPart,
+    ReportSummary,
+    Suggestion,
+    TemplateInfo,
+)
+from ragbench.reports.service import ReportProgress, ReportService
+from ragbench.reports.store import ReportStore
+from ragbench.reports.templates import TEMPLATES
+from ragbench.retrieval.retriever import result_from_row
+
+if TYPE_CHECKING:
+    from ragbench.workbench.facade import Workbench
+
+TokenStream = Callable[[str, str], None]
+"""on_token(part_id, delta): model text as it is written (LLM path only)."""
+
+
+class ReportCitationTarget(CitationTarget):
+    """Where a report's citation leads: live chunk, or the passage stored with the report."""
+
+    report_id: str | None = None
+
+
+class ReportsArea:
+    """Reports from templates; write, tune, reorder and export their parts."""
+
+    def __init__(self, wb: Workbench) -> None:
+        self._wb = wb
+        self.options = GenerationOptions()
+        """Retrieval depth and digest sizes used for every part (tests and benchmarks tune)."""
+
+    @cached_property
+    def service(self) -> ReportService:
+        """The report service over this workspace (built on first use)."""
+        wb = self._wb
+        return ReportService(
+            ReportStore(wb.catalog), wb.retriever, wb.catalog.lenses, self._chunks,
+            wb._contradictions_among,
+            PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback))
+
+    def _chunks(self, chunk_ids: Sequence[str]) -> builtins.list[RetrievalResult]:
+        rows = self._wb.catalog.get_chunks(list(chunk_ids))
+        return [result_from_row(rows[c], 0.0, i, "contradiction")
+                for i, c in enumerate((c for c in chunk_ids if c in rows), 1)]
+
+    def _model(self, llm: str | None) -> ChatModel | None:
+        backend = llm or self._wb.settings.llm_backend
+        if backend not in ("extractive", "openai"):
+            raise InvalidRequestError(f"unknown llm backend {backend!r}; choose extractive or "
+                                      "openai")
+        return self._wb.answerer.chat_model(backend)
+
+    def _options_changed(self) -> None:
+        self.service.generator.options = self.options
+
+    # --- reports --------------------------------------------------------------------------
+
+    def templates(self) -> builtins.list[TemplateInfo]:
+        """The templates a report can start from."""
+        return list(TEMPLATES.values())
+
+    def create(self, template: str, title: str, brief: ReportBrief | str | None = None,
+               lenses: Sequence[str] | None = None,
+               outline: Sequence[str] | None = None) -> Report:
+        """A new report (parts not written yet). `brief` may be just the goal text; `outline`
+        lists the parts of a custom report ('Header' or 'Header :: query').
+        """
+        if isinstance(brief, str):
+            brief = ReportBrief(goal=brief)
+        return self.service.create(template, title, brief, lenses, outline)
+
+    def list(self) -> builtins.list[ReportSummary]:
+        """Reports, most recently changed first."""
+        return self.service.summaries()
+
+    def get(self, report_id: str) -> Report:
+        """One report with every part, its current version and history."""
+        return self.service.get(report_id)
+
+    def part(self, report_id: str, part_id: str) -> ReportPart:
+        """One part of a report, by id or 1-based position."""
+        return self.service.resolve_part(self.get(report_id), part_id)
+
+    def update(self, report_id: str, title: str | None = None,
+               brief: ReportBrief | None = None, lenses: Sequence[str] | None = None) -> Report:
+        """Change title, brief or lenses in scope."""
+        return self.service.update(report_id, title, brief, lenses)
+
+    def delete(self, report_id: str) -> None:
+        """Delete a report with its parts and versions."""
+        self.service.delete(report_id)
+
+    def fingerprint(self) -> str:
+        """Changes whenever a report changes (cache key for views)."""
+        return self.service.store.fingerprint()
+
+    # --- writing --------------------------------------------------------------------------
+
+    def generate(self, report_id: str, llm: str | None = None,
+                 progress: ReportProgress | None = None, on_token: TokenStream | None = None,
+                 only_missing: bool = False) -> Report:
+        """Write every part (disagreement parts last); progress(header, done, total)."""
+        self._options_changed()
+        try:
+            return self.service.generate(report_id, self._model(llm), progress, on_token,
+                                         only_missing)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def complete_part(self, report_id: str, part_id: str, llm: str | None = None,
+                      progress: ReportProgress | None = None,
+                      on_token: TokenStream | None = None) -> ReportPart:
+        """Write a part (again); the earlier version stays in its history. `part_id` may be
+        the part's 1-based position.
+        """
+        self._options_changed()
+        if progress:
+            progress(part_id, 0, 1)
+        stream = (lambda d: on_token(part_id, d)) if on_token else None
+        try:
+            part = self.service.complete_part(report_id, part_id, self._model(llm), stream)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+        if progress:
+            progress("done", 1, 1)
+        return part
+
+    def tune_part(self, report_id: str, part_id: str, instruction: str,
+                  llm: str | None = None, on_token: TokenStream | None = None) -> ReportPart:
+        """Rewrite a part following an instruction; the earlier version stays in history."""
+        self._options_changed()
+        stream = (lambda d: on_token(part_id, d)) if on_token else None
+        try:
+            return self.service.tune_part(report_id, part_id, instruction, self._model(llm),
+                                          stream)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def suggest(self, report_id: str, llm: str | None = None) -> builtins.list[Suggestion]:
+        """Proposed changes (unwritten parts, uncited lenses, unstated disagreements; with a
+        model also its own, specs/000 essay_suggest).
+        """
+        return self.service.suggest(report_id, self._model(llm))
+
+    # --- reshaping ------------------------------------------------------------------------
+
+    def add_part(self, report_id: str, header: str, query: str | None = None,
+                 position: int | None = None, mood: str | None = None) -> ReportPart:
+        """A new empty part (at the end unless `position`)."""
+        return self.service.add_part(report_id, header, query, position, mood)
+
+    def update_part(self, report_id: str, part_id: str, header: str | None = None,
+                    query: str | None = None, mood: str | None = None) -> ReportPart:
+        """Change a part's header, query or standing mood."""
+        return self.service.update_part(report_id, part_id, header, query, mood)
+
+    def delete_part(self, report_id: str, part_id: str) -> None:
+        """Delete a part and its versions."""
+        self.service.delete_part(report_id, part_id)
+
+    def move_part(self, report_id: str, part_id: str, position: int) -> Report:
+        """Move a part to a 1-based position."""
+        return self.service.move_part(report_id, part_id, position)
+
+    # --- reading --------------------------------------------------------------------------
+
+    def coverage(self, report_id: str) -> ReportCoverage:
+        """Lens coverage, documents cited and disagreements of a report."""
+        return self.service.coverage(report_id)
+
+    def export(self, report_id: str, fmt: str = "md", link_base: str = "") -> str | bytes:
+        """The report as md, docx (bytes), json or essay (specs/000 shape, JSON)."""
+        if fmt not in exports.FORMATS:
+            raise InvalidRequestError(f"unknown export format {fmt!r}; choose one of "
+                                      f"{', '.join(exports.FORMATS)}")
+        return exports.export(self.get(report_id), fmt, link_base)
+
+    def resolve_citation(self, chunk_id: str) -> ReportCitationTarget:
+        """A cited chunk: live from the catalog, else the passage stored with a report (or a
+        saved answer), so report citations resolve after their document is re-ingested.
+        """
+        chunk_id = chunk_id.strip().lower()
+        if chunk_id not in self._wb.catalog.get_chunks([chunk_id]):
+            found = self.service.store.source_citing(chunk_id)
+            if found is not None:
+                report_id, s = found
+                return ReportCitationTarget(
+                    status="archived", chunk_id=chunk_id, doc_id=s.documentId,
+                    text=s.chunkText, start_char=s.startChar, end_char=s.endChar,
+                    source_id=s.sourceId, report_id=report_id,
+                    archive_browse_uri=s.archiveBrowseUri,
+                    archive_download_uri=s.archiveDownloadUri)
+        try:
+            target = self._wb.answers.resolve_citation(chunk_id)
+        except NotFoundError:
+            raise NotFoundError(f"unknown chunk id {chunk_id!r} (not in the catalog, a report "
+                                "or a saved answer)") from None
+        return ReportCitationTarget(**target.model_dump())
