@@ -5,19 +5,22 @@ passes through `citations.validate`, which removes ids that were not retrieved (
 there, prompt injection included) and renumbers the rest. With more than half of the citations
 invalid the model is asked again with the explicit list of valid ids (at most `MAX_RETRIES`).
 
-The extractive backend needs no model: it scores the sentences of the retrieved chunks by the
-question's content words (weighted by rarity among the candidates, with a small bonus for
-better-ranked chunks), keeps the best few and cites each; with too little overlap it says
-"Not found in sources." rather than guess.
+The extractive backend needs no language model (`ragbench.answer.extractive`): it ranks the
+retrieved chunks' passages by meaning (the embedding model) and by the question's words, turns
+table rows into statements, keeps headings and bylines out, and cites every passage with its
+offsets; with too little support it says "Not found in sources." rather than guess.
+
+Where the retrieved sources disagree on the asked fact (`ragbench.answer.disagreement`), the
+extractive answer says so with both sides cited, and an LLM gets the disagreements in its
+prompt with the instruction to address them. A filtered question that finds nothing says
+which filter was applied and how many chunks it allows.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -29,17 +32,28 @@ from ragbench.answer.citations import (
     citation_hint,
     validate,
 )
+from ragbench.answer.disagreement import CONTRADICTION_RULE, prompt_block, relevant
+from ragbench.answer.disagreement import disagreement_text as _disagreement_text
+from ragbench.answer.extractive import (
+    MIN_COVERAGE,
+    NOT_FOUND,
+    Extract,
+    SentenceEmbedder,
+    extract,
+    extractive_answer,
+)
 from ragbench.answer.llm import ChatModel, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
 from ragbench.config import Settings
-from ragbench.lexical import content_words, split_sentences
+from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.retrieval.retriever import Retriever
 
-NOT_FOUND = "Not found in sources."
+__all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "Source", "extractive_answer",
+           "source_of"]
 MAX_RETRIES = 2
-MIN_COVERAGE = 0.34
-"""Share of the question's (rarity-weighted) content words a sentence must contain."""
+FindContradictions = Callable[[Sequence[str]], list[Finding]]
+"""find(chunk_ids) -> potential contradictions among those chunks."""
 
 
 class Source(BaseModel):
@@ -88,6 +102,13 @@ class ChatResponse(BaseModel):
     answer_id: str | None = None
     contradictions: list[dict[str, Any]] = Field(
         default_factory=list, description="potential contradictions among the sources")
+    disagreements: list[str] = Field(
+        default_factory=list, description="topics of the contradictions the answer states")
+    extracts: list[Extract] = Field(
+        default_factory=list,
+        description="extractive answers: each passage used, with its chunk and offsets")
+    filter_note: str | None = Field(
+        None, description="when a filtered question found nothing: the filter and its size")
 
 
 def source_of(result: RetrievalResult, number: int | None) -> Source:
@@ -104,50 +125,41 @@ def source_of(result: RetrievalResult, number: int | None) -> Source:
     )
 
 
-def extractive_answer(question: str, results: Sequence[RetrievalResult], sentences: int = 3) -> str:
-    """Best-supported sentences of the retrieved chunks, each cited `[C:id]`, or NOT_FOUND."""
-    q_terms = set(content_words(question))
-    if not q_terms or not results:
-        return NOT_FOUND
-    candidates: list[tuple[str, str, int, set[str]]] = []
-    for rank, result in enumerate(results):
-        for sentence in split_sentences(result.text):
-            if 15 <= len(sentence) <= 600 and len(sentence.split()) >= 5:
-                candidates.append((sentence, result.chunk_id, rank,
-                                   set(content_words(sentence)) & q_terms))
-    if not candidates:
-        return NOT_FOUND
-    df = Counter(t for *_, terms in candidates for t in terms)
-    idf = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in q_terms}
-    total = sum(idf.values())
-    scored = []
-    for sentence, cid, rank, terms in candidates:
-        coverage = sum(idf[t] for t in terms) / total
-        scored.append((coverage + 0.05 / (1 + rank), coverage, sentence, cid))
-    scored.sort(key=lambda item: -item[0])
-    best_coverage = scored[0][1]
-    if best_coverage < MIN_COVERAGE:
-        return NOT_FOUND
-    chosen: list[str] = []
-    seen: set[str] = set()
-    for _, coverage, sentence, cid in scored:
-        key = " ".join(sentence.lower().split())
-        if coverage < best_coverage * 0.5 or key in seen:
-            continue
-        seen.add(key)
-        text = sentence.rstrip()
-        chosen.append(f"{text} [C:{cid}]")
-        if len(chosen) == sentences:
-            break
-    return " ".join(chosen)
-
-
 class Answerer:
     """Question → ChatResponse over one workspace's retriever."""
 
-    def __init__(self, retriever: Retriever, settings: Settings) -> None:
+    def __init__(
+        self, retriever: Retriever, settings: Settings,
+        embedder: Callable[[], SentenceEmbedder] | None = None,
+    ) -> None:
         self.retriever = retriever
         self.settings = settings
+        self._embedder = embedder or getattr(retriever, "_embedder", None)
+        """Provider of the embedding model that scores passages by meaning (the retriever's)."""
+
+    def sentence_embedder(self) -> SentenceEmbedder | None:
+        """The embedder for passage meaning, or None (then passages are ranked by words)."""
+        if self._embedder is None:
+            return None
+        try:
+            return self._embedder()
+        except Exception:  # noqa: BLE001 - without the model the answer ranks by words
+            return None
+
+    def _extractive(
+        self, question: str, results: list[RetrievalResult], findings: list[Finding],
+        response: ChatResponse,
+    ) -> str:
+        """The extractive answer, plus a "Sources disagree" line when they do on the fact."""
+        extraction = extract(question, results, self.settings.answer_sentences,
+                             self.sentence_embedder())
+        response.extracts = extraction.extracts
+        if not extraction.supported or not findings:
+            return extraction.text
+        stated = relevant(question, findings, extraction.ranking)
+        response.disagreements = [f.topic for f in stated]
+        text = _disagreement_text(stated, results)
+        return f"{extraction.text}\n\n{text}" if text else extraction.text
 
     def chat_model(self, backend: str | None = None) -> ChatModel | None:
         """The configured chat model, or None for the extractive backend."""
@@ -164,8 +176,14 @@ class Answerer:
         filters: SearchFilters | None = None,
         llm: str | None = None,
         references: bool = True,
+        contradictions: FindContradictions | None = None,
     ) -> ChatResponse:
-        """Retrieve, answer, validate citations and evaluate references."""
+        """Retrieve, answer, validate citations and evaluate references.
+
+        `contradictions` finds the disagreements among the retrieved chunks; given, they are
+        stated in an extractive answer (when about the asked fact), put into an LLM's prompt,
+        and returned in `response.contradictions`.
+        """
         timings: dict[str, float] = {}
         start = time.perf_counter()
         results = self.retriever.search(question, mode, top_k, filters)
@@ -174,35 +192,45 @@ class Answerer:
         backend = llm or self.settings.llm_backend
         response = ChatResponse(question=question, answer=NOT_FOUND, sources=[],
                                 mode=mode or self.settings.search_mode, llm=backend)
+        findings: list[Finding] = []
+        if contradictions is not None and len(results) > 1:
+            start = time.perf_counter()
+            findings = contradictions(valid_ids)
+            response.contradictions = [f.model_dump() for f in findings]
+            timings["contradictions_ms"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         model: ChatModel | None = None
         if not results:
             raw = NOT_FOUND
         elif backend == "extractive":
-            raw = extractive_answer(question, results, self.settings.answer_sentences)
+            raw = self._extractive(question, results, findings, response)
         else:
             try:
                 model = self.chat_model(backend)
                 assert model is not None
-                raw = self._generate(model, question, results, valid_ids, response)
+                raw = self._generate(model, question, results, valid_ids, response, findings)
             except LLMError as e:
                 if not self.settings.llm_fallback:
                     raise
                 response.fallback_reason = str(e)
                 response.llm = "extractive (fallback)"
                 model = None
-                raw = extractive_answer(question, results, self.settings.answer_sentences)
+                raw = self._extractive(question, results, findings, response)
         timings["generation_ms"] = (time.perf_counter() - start) * 1000
         check = validate(raw, valid_ids)
         response.answer = check.text or NOT_FOUND
+        if response.answer == NOT_FOUND and filters is not None and not filters.is_empty():
+            response.filter_note = self._filter_note(filters, len(results))
+            response.answer = f"{NOT_FOUND} {response.filter_note}"
         response.answer_with_ids = _with_ids(check)
         response.invalid_citations = sorted(set(response.invalid_citations) | set(check.invalid))
         response.had_invalid_citations = bool(response.invalid_citations)
         by_id = {r.chunk_id: r for r in results}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
         others = [source_of(r, None) for r in results if r.chunk_id not in check.cited]
-        response.sources = cited + others if check.cited or response.answer != NOT_FOUND else []
-        if references and response.answer != NOT_FOUND:
+        found = check.text not in ("", NOT_FOUND)
+        response.sources = cited + others if check.cited or found else []
+        if references and found:
             start = time.perf_counter()
             response.references, response.references_method = evaluate_references(
                 response.answer, results, model)
@@ -210,13 +238,33 @@ class Answerer:
         response.timings = {k: round(v, 1) for k, v in timings.items()}
         return response
 
+    def _filter_note(self, filters: SearchFilters, retrieved: int) -> str:
+        """Which filter was applied and how many chunks it allows (why nothing was found)."""
+        what = describe_filters(filters)
+        try:
+            allowed = self.retriever.allowed_chunks(filters)
+        except Exception:  # noqa: BLE001 - the note is a hint; never fail the answer for it
+            return f"Filter: {what}."
+        if allowed == 0:
+            return f"The filter {what} allows 0 chunks: nothing was searched."
+        if retrieved == 0:
+            return f"The filter {what} allows {allowed} chunks; none matched the question."
+        return (f"The filter {what} allows {allowed} chunks; the {retrieved} retrieved do not "
+                "answer the question.")
+
     def _generate(
         self, model: ChatModel, question: str, results: list[RetrievalResult],
-        valid_ids: list[str], response: ChatResponse,
+        valid_ids: list[str], response: ChatResponse, findings: Sequence[Finding] = (),
     ) -> str:
         context = build_context(results)
+        rules = CITATION_RULES
+        disagreements = prompt_block(relevant(question, findings, limit=5)
+                                     or findings, results) if findings else ""
+        if disagreements:
+            rules = f"{CITATION_RULES}\n{CONTRADICTION_RULE}"
+            context = f"{context}\n\n{disagreements}"
         messages = [
-            {"role": "system", "content": CITATION_RULES},
+            {"role": "system", "content": rules},
             {"role": "user", "content": f"CONTEXT:\n{context}\n\nQUESTION: {question}"},
         ]
         raw = ""
@@ -234,6 +282,16 @@ class Answerer:
                 messages = [*messages, {"role": "assistant", "content": raw},
                             {"role": "user", "content": citation_hint(valid_ids)}]
         return raw
+
+
+def describe_filters(filters: SearchFilters) -> str:
+    """A filter as a reader would say it: "lens = engineering and chunk type = table"."""
+    parts = []
+    for name, values in (("lens", filters.lenses), ("chunk type", filters.chunk_types),
+                         ("document", filters.doc_ids), ("source", filters.source_ids)):
+        if values:
+            parts.append(f"{name} = {', '.join(str(v) for v in values)}")
+    return " and ".join(parts) or "(none)"
 
 
 def _with_ids(check: CitationCheck) -> str:

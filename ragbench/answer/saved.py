@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import Answerer, ChatResponse, Source
+from ragbench.answer.answerer import Answerer, ChatResponse, FindContradictions, Source
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.errors import InvalidRequestError, NotFoundError
@@ -38,9 +37,6 @@ class CitationTarget(BaseModel):
     archive_download_uri: str | None = None
 
 
-
-FindContradictions = Callable[[Sequence[str]], list[Finding]]
-"""find(chunk_ids) -> potential contradictions among those chunks."""
 
 
 def attach_contradictions(response: ChatResponse, findings: list[Finding]) -> None:
@@ -80,15 +76,18 @@ class AnswerService:
         save: bool = False,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources, references and (when the
-        sources disagree and `answer_contradictions` is on) the contradictions among them.
+        sources disagree and `answer_contradictions` is on) the contradictions among them:
+        those about the asked fact are stated in the answer with both sides cited (extractive)
+        or given to the model to address (LLM); all are listed as a synthesized source.
         """
         if not question.strip():
             raise InvalidRequestError("the question is empty")
-        response = self.answerer.ask(question, mode, top_k, filters, llm)
-        if self.settings.answer_contradictions:
-            ids = [s.id for s in response.sources if s.id]
-            attach_contradictions(response, self._find_contradictions(ids) if len(ids) > 1
-                                  else [])
+        find = self._find_contradictions if self.settings.answer_contradictions else None
+        response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find)
+        findings = [Finding.model_validate(f) for f in response.contradictions]
+        response.contradictions = []
+        if find is not None and response.sources:  # stated in the answer, listed as a source
+            attach_contradictions(response, findings)
         if save:
             self.save(response)
         return response

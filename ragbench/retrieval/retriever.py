@@ -22,7 +22,7 @@ import numpy as np
 from ragbench.config import Settings
 from ragbench.errors import RetrievalError  # noqa: F401 (re-exported)
 from ragbench.models import RetrievalResult, SearchFilters
-from ragbench.store.catalog import Catalog
+from ragbench.store.catalog import Catalog, _filter_sql
 from ragbench.store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -132,6 +132,17 @@ class Retriever:
         if mode == "balanced":
             return self._balanced(query, filters, level)
         return self._graph(query, k, filters, level)
+
+    def allowed_chunks(self, filters: SearchFilters | None) -> int:
+        """How many chunks of indexed documents `filters` lets through (all without filters):
+        what an empty filtered answer reports, so the reader sees whether the filter or the
+        question found nothing.
+        """
+        where, params = _filter_sql(filters, None)
+        row = self.catalog.conn.execute(
+            "SELECT count(*) FROM chunks c JOIN documents d USING (doc_id) "  # noqa: S608
+            f"WHERE d.status = 'indexed' {where}", params).fetchone()
+        return int(row[0])
 
     # --- modes -------------------------------------------------------------------------------
 

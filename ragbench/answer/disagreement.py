@@ -1,0 +1,147 @@
+"""Where the retrieved sources disagree on the asked fact, said in the answer with both sides.
+
+The contradiction findings among the retrieved chunks (`ragbench.contradictions`) are many and
+broad; an answer states only those about what was asked: a finding is relevant when its topic
+and both sides' statements share enough of the question's evidence words (and, when the
+extractive ranking is known, one side is among the passages that ranked best for the question).
+Each side is cited to its chunk and quoted as a reader would say it (a table row as its
+statement), the more authoritative lens (specs/002 order) first:
+
+    Sources disagree on ga tidepool: Almanac Product Roadmap 2026 (team-structured):
+    "Tidepool — Milestone: General availability; Target: Q3 2026" [C:...]; Market landscape
+    (external-analyst): "... Tidepool, GA Q4 2026" [C:...].
+
+For an LLM the same findings go into the prompt (specs/002 "Potential Contradictions
+Detected"), with the instruction to say that the sources disagree and cite both sides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ragbench.answer.extractive import Extract, question_terms
+from ragbench.answer.passages import clean, passages
+from ragbench.contradictions import Finding
+from ragbench.lexical import content_words
+from ragbench.models import RetrievalResult
+
+MAX_STATED = 2
+QUOTE_CHARS = 180
+CONTRADICTION_RULE = (
+    "5. The passages below disagree where listed under POTENTIAL CONTRADICTIONS. If the "
+    "question touches one, say that the sources disagree and state both sides, each with its "
+    "own [C:<chunk_id>] citation.")
+
+
+def _side_text(side: dict[str, Any], by_id: dict[str, RetrievalResult]) -> str:
+    """A side's statement: the chunk passage covering its span (table rows as statements)."""
+    result = by_id.get(side["chunk_id"])
+    span = clean(str(side.get("span") or "").strip().strip("|"))
+    if result is not None and side.get("start_char") is not None:
+        start, end = int(side["start_char"]), int(side.get("end_char") or side["start_char"])
+        for p in passages(result.text):
+            if p.start <= start < p.end or start <= p.start < end:
+                span = p.text
+                break
+    if len(span) > QUOTE_CHARS:
+        span = span[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
+    return span
+
+
+def _two_sides(finding: Finding) -> list[dict[str, Any]]:
+    """The most authoritative side and the most authoritative one that says otherwise.
+
+    "Says otherwise": another document and, where the finding groups its statements into
+    sides (#1 priorities), another side; else the statement sharing fewest words with the first.
+    """
+    sides = sorted(finding.chunks, key=lambda s: (s.get("authority") or 99))
+    first = sides[0]
+    others = [s for s in sides[1:] if s.get("doc_id") != first.get("doc_id")
+              and (first.get("side") is None or s.get("side") != first.get("side"))]
+    if not others:
+        return []
+    if first.get("side") is None:
+        words = set(content_words(str(first.get("span") or "")))
+
+        def overlap(s: dict[str, Any]) -> float:
+            other = set(content_words(str(s.get("span") or "")))
+            return len(words & other) / (len(words | other) or 1)
+
+        return [first, min(others, key=overlap)]
+    return [first, others[0]]
+
+
+def relevant(
+    question: str, findings: Sequence[Finding], ranking: Sequence[Extract] = (),
+    limit: int = MAX_STATED,
+) -> list[Finding]:
+    """The findings about the asked fact, most relevant first (at most `limit`)."""
+    q = question_terms(question)
+    if not q:
+        return []
+    need = max(1, math.ceil(len(q) / 2))
+    top = {(e.chunk_id, e.start_char, e.end_char) for e in ranking[:8]}
+    scored: list[tuple[float, int, Finding]] = []
+    for n, f in enumerate(findings):
+        sides = _two_sides(f)
+        if not sides:
+            continue
+        topic = set(content_words(f.topic))
+        words = [set(content_words(str(s.get("span") or ""))) & q for s in sides]
+        if f.type == "priority" and any(w.startswith("priorit") for w in q):
+            words = [w | {t for t in q if t.startswith("priorit")} for w in words]
+        shared = (topic & q) | words[0] | words[1]
+        if len(shared) < need or not all(words):
+            continue
+        if ranking and not any(
+                s["chunk_id"] == cid and (s.get("start_char") or 0) < end
+                and start < (s.get("end_char") or 0)
+                for s in sides for cid, start, end in top):
+            continue
+        scored.append((len(shared) / len(q), -n, f))
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    out: list[Finding] = []
+    for *_, f in scored:  # one statement per topic: the same disagreement, once
+        if f.topic not in {o.topic for o in out}:
+            out.append(f)
+    return out[:limit]
+
+
+def _label(result: RetrievalResult | None, side: dict[str, Any]) -> str:
+    title = (result.source_title or result.file_name) if result else side.get("doc_id", "")
+    return f"{title} ({side.get('lens')})"
+
+
+def disagreement_text(findings: Sequence[Finding], results: Sequence[RetrievalResult]) -> str:
+    """One "Sources disagree ..." sentence per finding, both sides quoted and cited."""
+    by_id = {r.chunk_id: r for r in results}
+    lines = []
+    for f in findings:
+        parts = []
+        for side in _two_sides(f):
+            quote = _side_text(side, by_id)
+            parts.append(f"{_label(by_id.get(side['chunk_id']), side)}: \u201c{quote}\u201d "
+                         f"[C:{side['chunk_id']}]")
+        if len(parts) == 2:
+            lines.append(f"Sources disagree on {f.topic}: {parts[0]}; {parts[1]}.")
+    return "\n".join(lines)
+
+
+def prompt_block(findings: Sequence[Finding], results: Sequence[RetrievalResult],
+                 limit: int = 5) -> str:
+    """The contradictions among the retrieved chunks for an LLM prompt (specs/002 style)."""
+    if not findings:
+        return ""
+    by_id = {r.chunk_id: r for r in results}
+    lines = ["POTENTIAL CONTRADICTIONS (the sources disagree here):"]
+    for f in list(findings)[:limit]:
+        sides = _two_sides(f)
+        if not sides:
+            continue
+        quoted = "; ".join(
+            f"[C:{s['chunk_id']}] ({s.get('lens')}) \u201c{_side_text(s, by_id)}\u201d"
+            for s in sides)
+        lines.append(f"- {f.topic} ({f.type}): {quoted}. Note: {f.note}")
+    return "\n".join(lines) if len(lines) > 1 else ""

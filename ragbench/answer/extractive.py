@@ -1,0 +1,364 @@
+"""Offline extractive answers: the retrieved chunks' best passages, ranked by meaning and words.
+
+No language model writes anything here; the answer is made of passages of the retrieved
+chunks (`ragbench.answer.passages`), each cited `[C:chunk_id]`, and every chosen passage
+records its chunk id and character offsets within the chunk text (`Extract`).
+
+Ranking, per candidate passage:
+1. lexical evidence: the rarity-weighted share of the question's content words the passage
+   contains ("say", "tell", "summarise"... frame a question and are not evidence); a word found
+   only in what the passage is filed under (its heading, section, document title or lens,
+   e.g. "engineering" for a passage of the engineering lens) counts half;
+2. meaning: the cosine of the passage and the question under the workspace's embedding model,
+   for the best `SHORTLIST` passages by (1), embedded in one batch with the question and
+   cached per text (so the cost stays bounded however many chunks were retrieved);
+3. a small prior for better-ranked chunks.
+A passage that opens with an unresolved pronoun ("It", "They", "This is ...") is answered
+together with the sentence before it, and loses to a self-contained one of similar score (to
+any, when it has no antecedent in its chunk). Picks after the first pay for repeating a
+document (more for broad questions, so those draw on several documents) and near-duplicates
+are skipped. "Summarise ... / What are the risks ... / overview" questions get a short digest
+grouped by lens (or by document when all sources share one lens).
+
+Honesty: without a passage that covers enough of the question (`MIN_COVERAGE`), or that is
+close in meaning and shares some of its words, the answer is "Not found in sources.".
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ragbench.answer.passages import Passage, passages
+from ragbench.lexical import WORD, content_words, stem
+from ragbench.models import RetrievalResult
+
+logger = logging.getLogger(__name__)
+
+NOT_FOUND = "Not found in sources."
+MIN_COVERAGE = 0.34
+"""Share of the question's (rarity-weighted) content words a passage must contain on its own."""
+MIN_COSINE = 0.45
+"""A passage this close in meaning is support when it also has `MIN_COVERAGE / 2`."""
+STRONG_COSINE = 0.62
+"""A passage this close in meaning is support by itself."""
+COSINE_FLOOR = 0.35
+"""Below this the words matched but the meaning did not ("capital of France" vs "coverage in
+France and Italy"): no support on words alone."""
+SHORTLIST = 24
+"""Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
+W_LEXICAL, W_MEANING, W_RANK = 0.5, 1.0, 0.05
+CONTEXT_CREDIT = 0.5
+FRAMING = frozenset(stem(w) for w in (
+    "say", "says", "said", "tell", "told", "mention", "mentions", "think", "thinks", "describe",
+    "describes", "explain", "explains", "summarise", "summarize", "summary", "overview",
+    "according", "know", "anything", "something", "give", "list", "please", "write", "writes",
+    "report", "reports"))
+"""Words that frame a question rather than ask for evidence (compared as stems)."""
+_DIGEST = re.compile(
+    r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|give (?:me )?(?:an? )?(?:overview|summary|"
+    r"digest)|overview|outline)\b|\b(?:summary|overview|digest) of\b|"
+    r"\b(?:what|which) are the (?:main |key |biggest |top |major |open |known )?"
+    r"(?:risks|concerns|issues|challenges|themes|takeaways|questions|problems|points)\b", re.I)
+_BROAD = re.compile(r"\bwhat (?:does|do|did) .+ (?:say|think|write|report|plan)\b|"
+                    r"\btell me about\b|\bwhat do we know\b|\bstatus of\b", re.I)
+DIGEST_GROUPS, DIGEST_PER_GROUP = 4, 2
+FRAMING_AS_WRITTEN = frozenset(("planned", "expected", "scheduled", "supposed", "due",
+                                "happen", "happens", "happening", "going"))
+ANSWER_TYPE_BONUS = 0.1
+_WHEN = re.compile(r"^\s*(?:when|by when|until when|what (?:year|date|month|day|time|quarter|"
+                   r"century|decade))\b|\bin (?:what|which) (?:year|month|quarter)\b", re.I)
+_HOW_MUCH = re.compile(r"\bhow (?:many|much|big|large|old|long|far|often|tall)\b|"
+                       r"\bwhat (?:is|was|are|were) the (?:number|price|cost|size|population|"
+                       r"percentage|share|rate|amount|total)\b|\b(?:cost|costs|price)\b", re.I)
+_TIME = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b[QH][1-4]\b|\b(?:jan|feb|mar|apr|may|jun|"
+                   r"jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|"
+                   r"jun|jul|aug|sep|oct|nov|dec)", re.I)
+
+
+class SentenceEmbedder(Protocol):
+    """Anything with the embedder's batch call: L2-normalised vectors, one row per text."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of `texts` (shape len(texts) x dim)."""
+        ...
+
+
+class Extract(BaseModel):
+    """One passage of an extractive answer and exactly where it is in its chunk."""
+
+    chunk_id: str
+    text: str = Field(description="the passage as stated in the answer (table rows as statements)")
+    start_char: int = Field(description="offset of the passage in the chunk text")
+    end_char: int = Field(description="end offset in the chunk text (exclusive)")
+    kind: str = Field(description="sentence | item | row (with its antecedent, if it had one)")
+    score: float = 0.0
+    group: str | None = Field(None, description="digest: the lens or document it is filed under")
+
+
+class Extraction(BaseModel):
+    """An extractive answer: its text (cited `[C:id]`), the passages used, and how."""
+
+    text: str
+    extracts: list[Extract] = Field(default_factory=list)
+    supported: bool = False
+    digest: bool = False
+    ranking: list[Extract] = Field(
+        default_factory=list, description="the best-scored candidates (chosen or not)")
+
+
+@dataclass
+class _Candidate:
+    passage: Passage
+    result: RetrievalResult
+    rank: int
+    siblings: list[Passage]
+    terms: set[str]
+    context: set[str]
+    coverage: float = 0.0
+    cosine: float | None = None
+    score: float = 0.0
+    words: set[str] = field(default_factory=set)
+
+
+class _VectorCache:
+    """Process-wide LRU of passage vectors, keyed by the embedder and the text."""
+
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def vectors(self, embedder: SentenceEmbedder, texts: list[str]) -> np.ndarray:
+        """Vectors of `texts`, embedding only the ones not cached, in one batch."""
+        model = str(getattr(embedder, "model_id", id(embedder)))
+        with self.lock:
+            found = {t: self.items[(model, t)] for t in texts if (model, t) in self.items}
+            for t in found:
+                self.items.move_to_end((model, t))
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            fresh = np.asarray(embedder.embed(missing), dtype=np.float32)
+            with self.lock:
+                for t, v in zip(missing, fresh, strict=True):
+                    found[t] = v
+                    self.items[(model, t)] = v
+                while len(self.items) > self.size:
+                    self.items.popitem(last=False)
+        return np.stack([found[t] for t in texts])
+
+
+VECTORS = _VectorCache()
+
+
+def question_terms(question: str) -> set[str]:
+    """The question's evidence words: content stems minus the words that frame a question
+    ("say", "summarise"; "planned" and "expected" as written, so "the Team plan" still counts).
+    """
+    kept = " ".join(w for w in WORD.findall(question) if w.lower() not in FRAMING_AS_WRITTEN)
+    words = set(content_words(kept))
+    return (words - FRAMING) or words or set(content_words(question))
+
+
+def _answer_type_bonus(question: str, text: str) -> float:
+    """A passage that holds the kind of value the question asks for (a time, a figure)."""
+    if _WHEN.search(question):
+        return ANSWER_TYPE_BONUS if _TIME.search(text) else 0.0
+    if _HOW_MUCH.search(question):
+        return ANSWER_TYPE_BONUS if re.search(r"\d", text) else 0.0
+    return 0.0
+
+
+def is_digest(question: str) -> bool:
+    """Whether the question asks for a summary or a list of risks/issues (grouped digest)."""
+    return bool(_DIGEST.search(question))
+
+
+def is_broad(question: str) -> bool:
+    """A question that should draw on several documents (digest, "what does X say", few words)."""
+    return (is_digest(question) or bool(_BROAD.search(question))
+            or len(question_terms(question)) <= 2)
+
+
+def _candidates(q_terms: set[str], results: Sequence[RetrievalResult]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    for rank, result in enumerate(results):
+        meta = set(content_words(" ".join(filter(None, (
+            result.lens.replace("-", " ").replace("_", " "), result.source_title,
+            result.section_path, result.file_name.rsplit(".", 1)[0].replace("-", " "))))))
+        siblings = passages(result.text)
+        for passage in siblings:
+            if not passage.answerable:
+                continue
+            words = set(content_words(passage.text))
+            context = ((meta | set(content_words(passage.heading))) & q_terms) - words
+            out.append(_Candidate(passage, result, rank, siblings, words & q_terms, context,
+                                  words=words))
+    return out
+
+
+def _score(candidates: list[_Candidate], q_terms: set[str]) -> None:
+    df = Counter(t for c in candidates for t in c.terms)
+    idf = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in q_terms}
+    total = sum(idf.values()) or 1.0
+    for c in candidates:
+        c.coverage = (sum(idf[t] for t in c.terms)
+                      + CONTEXT_CREDIT * sum(idf[t] for t in c.context)) / total
+        c.score = W_LEXICAL * c.coverage + W_RANK / (1 + c.rank)
+
+
+def _add_meaning(question: str, shortlist: list[_Candidate],
+                 embedder: SentenceEmbedder | None) -> None:
+    if embedder is None or not shortlist:
+        return
+    try:
+        vectors = VECTORS.vectors(embedder, [question] + [c.passage.text for c in shortlist])
+    except Exception as e:  # noqa: BLE001 - meaning is a refinement; words still answer
+        logger.warning("extractive answer without embeddings: %s", e)
+        return
+    cosines = vectors[1:] @ vectors[0]
+    for c, cos in zip(shortlist, cosines, strict=True):
+        c.cosine = float(cos)
+        c.score += W_MEANING * max(0.0, c.cosine)
+
+
+def _supports(c: _Candidate) -> bool:
+    """Support for an answer: enough of the question's words (and, when meaning is measured,
+    not unrelated in meaning), or close meaning with some of its words.
+    """
+    if c.cosine is None:
+        return c.coverage >= MIN_COVERAGE
+    return (c.coverage >= MIN_COVERAGE and c.cosine >= COSINE_FLOOR) or c.cosine >= STRONG_COSINE \
+        or (c.cosine >= MIN_COSINE and c.coverage >= MIN_COVERAGE / 2)
+
+
+def _dangling_penalty(c: _Candidate) -> None:
+    if c.passage.dangling:
+        c.score = c.score - 0.03 if c.passage.antecedent is not None else c.score * 0.6
+
+
+def _extract_of(c: _Candidate, group: str | None = None) -> Extract:
+    """The passage as answered: with its antecedent sentence when it opens with a pronoun."""
+    p = c.passage
+    if p.dangling and p.antecedent is not None:
+        before = c.siblings[p.antecedent]
+        return Extract(chunk_id=c.result.chunk_id, text=f"{before.text} {p.text}",
+                       start_char=before.start, end_char=p.end, kind=p.kind,
+                       score=round(c.score, 4), group=group)
+    return Extract(chunk_id=c.result.chunk_id, text=p.text, start_char=p.start, end_char=p.end,
+                   kind=p.kind, score=round(c.score, 4), group=group)
+
+
+def _similar(a: _Candidate, b: _Candidate) -> bool:
+    if not a.words or not b.words:
+        return a.passage.text.lower() == b.passage.text.lower()
+    return len(a.words & b.words) / len(a.words | b.words) >= 0.7
+
+
+def _select(ranked: list[_Candidate], n: int, doc_penalty: float) -> list[_Candidate]:
+    """Greedy picks: best adjusted score, a penalty per pick already from the same document."""
+    best = ranked[0].score
+    pool = [c for c in ranked if c.score >= best * 0.55 and _supports_some(c)]
+    chosen: list[_Candidate] = []
+    while pool and len(chosen) < n:
+        def adjusted(c: _Candidate) -> float:
+            return c.score - doc_penalty * sum(1 for x in chosen if x.result.doc_id
+                                               == c.result.doc_id)
+        pick = max(pool, key=adjusted)
+        pool.remove(pick)
+        if adjusted(pick) < best * 0.5 or any(_similar(pick, x) for x in chosen):
+            continue
+        if any(x.result.chunk_id == pick.result.chunk_id and pick.passage.antecedent is not None
+               and x.passage is pick.siblings[pick.passage.antecedent] for x in chosen):
+            continue  # its antecedent is already an answer sentence: keep the answer short
+        chosen.append(pick)
+    return chosen
+
+
+def _supports_some(c: _Candidate) -> bool:
+    """A candidate worth adding after the first: some words of the question, or close meaning."""
+    return c.coverage > 0 or (c.cosine or 0.0) >= MIN_COSINE
+
+
+def _group_of(c: _Candidate, by_lens: bool) -> str:
+    return c.result.lens if by_lens else (c.result.source_title or c.result.file_name)
+
+
+def _digest(ranked: list[_Candidate], results: Sequence[RetrievalResult]) -> list[Extract]:
+    by_lens = len({r.lens for r in results}) > 1
+    best = ranked[0].score
+    groups: dict[str, list[_Candidate]] = {}
+    for c in ranked:
+        if c.score < best * 0.45 or not _supports_some(c):
+            continue
+        key = _group_of(c, by_lens)
+        members = groups.setdefault(key, [])
+        if len(members) < DIGEST_PER_GROUP and not any(_similar(c, x) for x in members):
+            members.append(c)
+    kept = list(groups.items())[:DIGEST_GROUPS]
+    return [_extract_of(c, key) for key, members in kept for c in members]
+
+
+def extract(
+    question: str,
+    results: Sequence[RetrievalResult],
+    sentences: int = 3,
+    embedder: SentenceEmbedder | None = None,
+) -> Extraction:
+    """The extractive answer to `question` from `results` (see the module docstring)."""
+    q_terms = question_terms(question)
+    if not q_terms or not results:
+        return Extraction(text=NOT_FOUND)
+    candidates = _candidates(q_terms, results)
+    if not candidates:
+        return Extraction(text=NOT_FOUND)
+    _score(candidates, q_terms)
+    for c in candidates:
+        c.score += _answer_type_bonus(question, c.passage.text)
+    candidates.sort(key=lambda c: -c.score)
+    shortlist = candidates[:SHORTLIST]
+    _add_meaning(question, shortlist, embedder)
+    for c in shortlist:
+        _dangling_penalty(c)
+    shortlist.sort(key=lambda c: -c.score)
+    ranking = [_extract_of(c) for c in shortlist[:12]]
+    if not any(_supports(c) for c in shortlist):
+        return Extraction(text=NOT_FOUND, ranking=ranking)
+    if is_digest(question):
+        extracts = _digest(shortlist, results)
+        return Extraction(text=digest_text(extracts, len({r.lens for r in results}) > 1),
+                          extracts=extracts, supported=True, digest=True, ranking=ranking)
+    penalty = 0.15 if is_broad(question) else 0.06
+    chosen = _select(shortlist, sentences, penalty)
+    extracts = [_extract_of(c) for c in chosen]
+    text = " ".join(f"{e.text} [C:{e.chunk_id}]" for e in extracts)
+    return Extraction(text=text, extracts=extracts, supported=True, ranking=ranking)
+
+
+def digest_text(extracts: Sequence[Extract], by_lens: bool) -> str:
+    """A grouped digest: one bullet per lens (or document) with its cited passages."""
+    lines = ["By lens:" if by_lens else "By document:"]
+    groups: dict[str, list[Extract]] = {}
+    for e in extracts:
+        groups.setdefault(e.group or "", []).append(e)
+    for name, members in groups.items():
+        body = " ".join(f"{e.text} [C:{e.chunk_id}]" for e in members)
+        lines.append(f"- {name}: {body}")
+    return "\n".join(lines)
+
+
+def extractive_answer(
+    question: str, results: Sequence[RetrievalResult], sentences: int = 3,
+    embedder: SentenceEmbedder | None = None,
+) -> str:
+    """The extractive answer's text: best-supported passages cited `[C:id]`, or NOT_FOUND."""
+    return extract(question, results, sentences, embedder).text
