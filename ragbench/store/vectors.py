@@ -1,19 +1,38 @@
 """Chroma vector index keyed by chunk id (derived from the catalog, rebuildable from it).
 
 Collections are created with `embedding_function=None` (Chroma's default function downloads a
-model) and cosine space; vectors are always passed explicitly. Metadata is flat JSON-safe
-scalars only (None values are dropped); everything else lives in SQLite.
+model) and cosine space; vectors are always passed explicitly.
+
+HNSW is tuned for recall, not for the last millisecond: Chroma's default `ef_search` (100) missed
+3% of the exact top 100 on SciFact (5,194 chunks) and made rankings differ between processes
+(the graph's unsaved tail is rebuilt in each process, so an approximate search could return a
+different neighbour set), which moved `ragbench eval` scores by up to ±0.0006 between runs.
+`EF_SEARCH` = 1000 gave recall@10 and recall@100 of 1.0 against exact search there, at about
+11 ms p50 per query instead of 4 ms; collections made before are raised to it when opened.
+
+Metadata is flat JSON-safe scalars only (None values are dropped); everything else lives in
+SQLite.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+if TYPE_CHECKING:  # chromadb itself loads on first use (it takes seconds to import)
+    from chromadb.api.collection_configuration import CreateHNSWConfiguration
+
+logger = logging.getLogger(__name__)
+
 COLLECTION = "chunks"
+EF_SEARCH = 1000
+"""HNSW candidate list size at query time (see the module docstring for the measurement)."""
+HNSW_CONFIG: CreateHNSWConfiguration = {
+    "space": "cosine", "ef_construction": 200, "ef_search": EF_SEARCH}
 
 
 class VectorStore(Protocol):
@@ -77,9 +96,7 @@ class ChromaVectors:
         self.client = chromadb.PersistentClient(
             path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False)
         )
-        self.collection = self.client.get_or_create_collection(
-            collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-        )
+        self.collection = self._open(collection)
         self.batch = max(1, min(self.client.get_max_batch_size(), 2000))
 
     def upsert(
@@ -145,6 +162,17 @@ class ChromaVectors:
         """Drop and recreate the collection."""
         name = self.collection.name
         self.client.delete_collection(name)
-        self.collection = self.client.get_or_create_collection(
-            name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+        self.collection = self._open(name)
+
+    def _open(self, name: str) -> Any:
+        """Get or create the collection with `HNSW_CONFIG`, raising an older `ef_search`."""
+        collection = self.client.get_or_create_collection(
+            name, embedding_function=None, configuration={"hnsw": HNSW_CONFIG.copy()}
         )
+        hnsw = (collection.configuration_json or {}).get("hnsw") or {}
+        if int(hnsw.get("ef_search") or 0) < EF_SEARCH:
+            try:
+                collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+            except Exception:  # a read-only workspace still answers, with Chroma's default
+                logger.warning("could not raise ef_search of collection %s", name, exc_info=True)
+        return collection
