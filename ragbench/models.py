@@ -126,6 +126,20 @@ class DocumentRecord(BaseModel):
     ingest_settings: dict[str, Scalar] | None = None
 
 
+class NewDocument(BaseModel):
+    """One in-memory file to ingest under an exact source id, with document metadata.
+
+    For callers that name their documents themselves (an evaluation corpus keyed by its own
+    ids, an API upload): `source_id` is stored as given (no lower-casing, unlike uploads) and
+    `metadata` lands in the document's metadata (it is not part of the ingest decision).
+    """
+
+    name: str = Field(description="file name; its extension picks the parser")
+    data: bytes
+    source_id: str
+    metadata: dict[str, Scalar] = Field(default_factory=dict)
+
+
 class FileResult(BaseModel):
     """The outcome of ingesting one file (or one attachment) in a batch."""
 

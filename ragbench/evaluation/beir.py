@@ -37,10 +37,8 @@ from pydantic import BaseModel
 from ragbench.config import Settings, load_settings
 from ragbench.errors import EvalError, RetrievalError
 from ragbench.evaluation.metrics import evaluate, mrr_at, ndcg_at, rank_documents, recall_at
-from ragbench.ids import compute_doc_id, file_hash
-from ragbench.ingest.ingestor import Planned
 from ragbench.ingest.versioning import signature_of
-from ragbench.models import FileResult
+from ragbench.models import FileResult, NewDocument
 from ragbench.retrieval.retriever import MODES
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 
@@ -61,8 +59,6 @@ EXTERNAL_ID = "external_id"
 """Document metadata key holding the corpus `_id` exactly."""
 LIST_CAP = 20
 """At most this many ids or failures are listed in a report (counts are always complete)."""
-INGEST_GROUP = 32
-"""Files planned together; their chunks are embedded in one batch."""
 
 _SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 
@@ -247,33 +243,14 @@ def ingest_corpus(
     prefix: str,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> list[FileResult]:
-    """Ingest every file with its corpus id as `external_id`; files that already failed in
-    this workspace are not retried (their failure is reported once, from the catalog).
-
-    Same batching as the facade's ingest (plan a group, embed it in one batch, store each
-    file atomically), done here because the facade does not pass document metadata yet.
+    """Ingest every file through the facade with its corpus id as `external_id`; files that
+    already failed in this workspace are not retried (their failure is reported once, from
+    the catalog).
     """
-    failed_before = {d.doc_id for d in wb.catalog.list_documents(status="failed")}
-    ingestor = wb.ingestor
-    results: list[FileResult] = []
-    for start in range(0, len(files), INGEST_GROUP):
-        plans: list[Planned | list[FileResult]] = []
-        for f in files[start:start + INGEST_GROUP]:
-            source_id = f"{prefix}/{f.name}"
-            doc_id = compute_doc_id(source_id, file_hash(f.data))
-            if doc_id in failed_before:
-                plans.append([FileResult(path=f.name, status="skipped", doc_id=doc_id,
-                                         source_id=source_id, reason="failed in an earlier run")])
-                continue
-            plans.append(ingestor.plan(f.data, f.name, source_id, lens, f.name,
-                                       metadata={EXTERNAL_ID: f.corpus_id}))
-        ingestor.warm([p for p in plans if isinstance(p, Planned)])
-        for plan in plans:
-            out = plan if isinstance(plan, list) else ingestor.finish(plan)
-            results.extend(out)
-            if progress:
-                progress(out[0].path, len(results), len(files))
-    return results
+    documents = [NewDocument(name=f.name, data=f.data, source_id=f"{prefix}/{f.name}",
+                             metadata={EXTERNAL_ID: f.corpus_id}) for f in files]
+    return wb.library.ingest_documents(documents, lens, file_progress=progress,
+                                       retry_failed=False).files
 
 
 def _totals(results: Sequence[FileResult]) -> dict[str, int]:

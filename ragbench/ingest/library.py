@@ -13,8 +13,9 @@ import logging
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ragbench.archive import Archive
 from ragbench.archive.ops import build as archive_build
@@ -25,15 +26,27 @@ from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
 from ragbench.ingest.ingestor import Ingestor, Planned, Progress
 from ragbench.ingest.uploads import screen_uploads
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, find_original, find_stale
-from ragbench.models import FileResult, IngestReport
+from ragbench.models import FileResult, IngestReport, NewDocument, Scalar
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore
 
 FileProgress = Callable[[str, int, int], None]
 """file_progress(path, done, total) — called after each top-level file."""
-Item = tuple[bytes, str, str, str] | FileResult
-"""A file to ingest as (bytes, file name, source id, name shown), or its final result."""
+
+
+class FileItem(NamedTuple):
+    """A file to ingest: bytes, file name, source id, the name shown in results, metadata."""
+
+    data: bytes
+    name: str
+    source_id: str
+    shown: str
+    metadata: Mapping[str, Scalar] | None = None
+
+
+Item = FileItem | FileResult
+"""A file to ingest, or its final result (a file that failed before planning)."""
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +140,7 @@ class Library:
             except OSError as e:
                 return FileResult(path=str(path), status="failed",
                                   error=f"cannot read file: {e.strerror or e}")
-            return data, path.name, normalize_source_id(path, base), str(path)
+            return FileItem(data, path.name, normalize_source_id(path, base), str(path))
 
         results += self.ingest_items([load(p) for p in files], lens, progress, file_progress)
         return make_report(results, started)
@@ -145,7 +158,7 @@ class Library:
         loaded: list[Item] = []
         for name, data in items:
             clean = Path(name.replace("\\", "/")).name or "upload"
-            loaded.append((data, clean, f"{prefix}/{clean}".strip("/").lower(), clean))
+            loaded.append(FileItem(data, clean, f"{prefix}/{clean}".strip("/").lower(), clean))
         results = self.ingest_items(loaded, lens, progress, file_progress)
         return make_report(results, started)
 
@@ -164,6 +177,35 @@ class Library:
         report = self.ingest_bytes(accepted, lens=lens, progress=progress,
                                    file_progress=file_progress)
         return make_report([*screened, *report.files], started)
+
+    def ingest_documents(
+        self,
+        documents: Sequence[NewDocument],
+        lens: str | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+        retry_failed: bool = True,
+    ) -> IngestReport:
+        """Ingest named in-memory documents under their exact source ids, with metadata.
+
+        With `retry_failed=False` a file whose exact content already failed in this workspace
+        is reported `skipped` ("failed in an earlier run") instead of being parsed again, so a
+        repeated batch (an evaluation corpus) reports each unparseable file once.
+        """
+        started = time.perf_counter()
+        failed = ({d.doc_id for d in self.catalog.list_documents(status="failed")}
+                  if not retry_failed else set())
+        items: list[Item] = []
+        for doc in documents:
+            doc_id = compute_doc_id(doc.source_id, file_hash(doc.data))
+            if doc_id in failed:
+                items.append(FileResult(path=doc.name, status="skipped", doc_id=doc_id,
+                                        source_id=doc.source_id,
+                                        reason="failed in an earlier run"))
+            else:
+                items.append(FileItem(doc.data, doc.name, doc.source_id, doc.name,
+                                      doc.metadata))
+        return make_report(self.ingest_items(items, lens, progress, file_progress), started)
 
     def ingest_items(
         self,
@@ -200,7 +242,7 @@ class Library:
             if isinstance(item, FileResult):
                 plans.append([item])
                 continue
-            data, name, source_id, shown = item
+            data, name, source_id, shown, metadata = item
             key = (source_id, file_hash(data))
             if key in seen:  # the same file twice in one call
                 plans.append([FileResult(path=shown, status="skipped", source_id=source_id,
@@ -211,7 +253,7 @@ class Library:
                 flush()  # a new version of a source planned in this group: store that first
             seen.add(key)
             sources.add(source_id)
-            plans.append(self.ingestor.plan(data, name, source_id, lens, shown))
+            plans.append(self.ingestor.plan(data, name, source_id, lens, shown, metadata))
         if progress and total:
             progress("parse", total, total)
         flush()
@@ -297,7 +339,7 @@ class Library:
                                             doc_id=item.doc_id, source_id=item.source_id,
                                             error="original no longer available"))
                     continue
-                items.append((data, item.file_name, item.source_id, item.source_id))
+                items.append(FileItem(data, item.file_name, item.source_id, item.source_id))
             embedder = self._embedder()
             misses = embedder.misses
             report.results = self.ingest_items(items, None, progress, file_progress)

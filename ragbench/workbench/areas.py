@@ -8,6 +8,7 @@ stage.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +35,13 @@ from ragbench.maintenance.status import (
     llm_status,
     stale_report,
 )
-from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
+from ragbench.models import (
+    DocumentRecord,
+    IngestReport,
+    NewDocument,
+    RetrievalResult,
+    SearchFilters,
+)
 from ragbench.retrieval import MODES
 from ragbench.workbench.results import (
     ArchiveBuild,
@@ -87,6 +94,20 @@ class LibraryArea(_Area):
     ) -> IngestReport:
         """Ingest in-memory files as `prefix/name`."""
         return self._wb.library_service.ingest_bytes(items, lens, prefix, progress, file_progress)
+
+    def ingest_documents(
+        self,
+        documents: Sequence[NewDocument],
+        lens: str | None = None,
+        progress: Progress | None = None,
+        file_progress: FileProgress | None = None,
+        retry_failed: bool = True,
+    ) -> IngestReport:
+        """Ingest named documents under their exact source ids, with document metadata
+        (`retry_failed=False`: content that already failed here is skipped, not parsed again).
+        """
+        return self._wb.library_service.ingest_documents(
+            documents, lens, progress, file_progress, retry_failed)
 
     def ingest_uploads(
         self,
@@ -296,7 +317,46 @@ class ArchiveArea(_Area):
 
 
 class MaintenanceArea(_Area):
-    """Consistency, versions, re-processing, backfill and backend status."""
+    """Consistency, versions, re-processing, backfill, backend status and model warm-up."""
+
+    def __init__(self, wb: Workbench) -> None:
+        super().__init__(wb)
+        self._warm_lock = threading.Lock()
+        self._warm_thread: threading.Thread | None = None
+        self._warm_error: BaseException | None = None
+
+    def warm_up(self, timeout: float | None = 0.0) -> bool:
+        """Load the embedding model in a background thread (started once), so the first
+        ingest or search does not wait for it; True once it is loaded.
+
+        Waits up to `timeout` seconds (None: until done). A failed load is raised to the
+        caller that waits and then forgotten, so the next call tries again.
+        """
+        wb = self._wb
+        if wb.embedder_loaded:
+            return True
+        with self._warm_lock:
+            if self._warm_thread is None:
+                def load() -> None:
+                    try:
+                        wb.embedder  # noqa: B018 - the cached property loads the model
+                    except BaseException as e:  # noqa: BLE001 - re-raised to whoever waits
+                        self._warm_error = e
+
+                self._warm_thread = threading.Thread(target=load, name="embedder-warm-up",
+                                                     daemon=True)
+                self._warm_thread.start()
+            thread = self._warm_thread
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        with self._warm_lock:
+            error, self._warm_error = self._warm_error, None
+            if self._warm_thread is thread:
+                self._warm_thread = None
+        if error is not None:
+            raise error
+        return wb.embedder_loaded
 
     def doctor(self, repair: bool = True) -> DoctorReport:
         """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when

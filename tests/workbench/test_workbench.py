@@ -167,3 +167,29 @@ def test_stats_show_and_search(wb, tmp_path):
         assert text[c["start_char"] : c["end_char"]] == c["text"]
     with pytest.raises(RagbenchError, match="mode"):
         wb.search.query("x", mode="magic")
+
+
+def test_ingest_documents_keeps_exact_source_ids_and_metadata(wb):
+    """Named documents keep their source id verbatim (case, spaces, unicode) and metadata;
+    with retry_failed=False content that failed before is reported once, then skipped."""
+    from ragbench.models import NewDocument
+
+    docs = [
+        NewDocument(name="a.md", data=b"# Popular Science\n\nMagazines about science.\n",
+                    source_id="corpus/Popular Science", metadata={"external_id": "Popular Science"}),
+        NewDocument(name="b.md", data=b"# popular science\n\nA different text on physics.\n",
+                    source_id="corpus/popular science", metadata={"external_id": "popular science"}),
+        NewDocument(name="c.md", data=b"# Caf\xc3\xa9 2014 S/S\n\nSpring collection.\n",
+                    source_id="corpus/Café 2014 S/S", metadata={"external_id": "Café 2014 S/S"}),
+        NewDocument(name="empty.md", data=b"", source_id="corpus/empty"),
+    ]
+    report = wb.library.ingest_documents(docs, lens="eval", retry_failed=False)
+    assert [f.status for f in report.files] == ["inserted", "inserted", "inserted", "failed"]
+    stored = {d.source_id: d.metadata.get("external_id") for d in wb.library.documents()}
+    assert stored == {"corpus/Popular Science": "Popular Science",
+                      "corpus/popular science": "popular science",
+                      "corpus/Café 2014 S/S": "Café 2014 S/S"}
+    again = wb.library.ingest_documents(docs, lens="eval", retry_failed=False)
+    assert [f.status for f in again.files] == ["skipped"] * 4
+    assert again.files[3].reason == "failed in an earlier run"
+    consistent(wb)
