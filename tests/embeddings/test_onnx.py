@@ -68,12 +68,22 @@ def test_make_embedder_and_env_pick_the_runtime(cache_env, monkeypatch, tmp_path
 
 
 @pytest.mark.integration
-def test_int8_close_to_torch(cache_env, torch_vectors):
-    pytest.importorskip("onnx", reason="onnxruntime.quantization needs the onnx package")
+def test_int8_close_to_torch_and_cached(cache_env, torch_vectors):
     embedder = onnx_mod.OnnxEmbedder(quantized=True)
-    cosines = (embedder.embed(TEXTS) * torch_vectors).sum(axis=1)
-    assert cosines.min() >= 0.99, cosines
+    vectors = embedder.embed(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosines = (vectors * torch_vectors).sum(axis=1)
+    # real texts >= 0.99; the empty text (only [CLS] [SEP], never a chunk) measured 0.964
+    assert cosines[:-1].min() >= 0.99 and cosines[-1] >= 0.95, cosines
+    assert TEXTS[-1] == ""
     assert embedder.model_id == "st:all-MiniLM-L6-v2@onnx-int8"
+    fp32_path, _ = onnx_mod.ensure_onnx_model("all-MiniLM-L6-v2", "onnx")
+    assert embedder.model_path.parent != fp32_path.parent  # beside the fp32 file, not over it
+    assert embedder.model_path.stat().st_size < fp32_path.stat().st_size / 2  # int8 weights
+    again = onnx_mod.OnnxEmbedder(quantized=True)
+    assert not again.exported and again.model_path == embedder.model_path
+    assert np.allclose(again.embed(TEXTS), vectors, atol=1e-6)
 
 
 # --- cache logic with a fake exporter ----------------------------------------------------------
@@ -141,6 +151,9 @@ def test_cache_key_separates_runtimes_and_versions(monkeypatch):
     fp32 = onnx_mod.cache_key("all-MiniLM-L6-v2", "onnx")
     assert fp32 != onnx_mod.cache_key("all-MiniLM-L6-v2", "onnx-int8")
     assert fp32 != onnx_mod.cache_key("other-model", "onnx")
+    int8 = onnx_mod.cache_key("all-MiniLM-L6-v2", "onnx-int8")
+    monkeypatch.setattr(onnx_mod, "INT8_PER_CHANNEL", not onnx_mod.INT8_PER_CHANNEL)
+    assert int8 != onnx_mod.cache_key("all-MiniLM-L6-v2", "onnx-int8")  # other quantization
     monkeypatch.setattr(onnx_mod, "_version", lambda package: "9.9" if package == "torch" else "1")
     assert fp32 != onnx_mod.cache_key("all-MiniLM-L6-v2", "onnx")
     with pytest.raises(EmbeddingError, match="choose 'onnx' or 'onnx-int8'"):
@@ -177,6 +190,18 @@ def test_changing_the_runtime_makes_documents_stale():
     assert verdict.action == "reprocessed"
     assert "embedding_runtime torch -> onnx" in verdict.reason and "model_id" not in verdict.reason
     assert decide(made_with_torch, [], signature_of(torch_settings)).action == "skipped"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("before", "after"), [("torch", "onnx-int8"), ("onnx", "onnx-int8"),
+                                               ("onnx-int8", "torch")])
+def test_every_runtime_change_makes_documents_stale(before, after):
+    made = record(signature_of(Settings(embedding_runtime=before)))
+    verdict = decide(made, [], signature_of(Settings(embedding_runtime=after)))
+    assert verdict.action == "reprocessed"
+    assert f"embedding_runtime {before} -> {after}" in verdict.reason
+    assert "embedding_runtime" in Settings.model_fields and model_id_of(
+        Settings(embedding_runtime=before)) != model_id_of(Settings(embedding_runtime=after))
 
 
 @pytest.mark.unit
