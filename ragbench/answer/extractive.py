@@ -128,6 +128,8 @@ class _Candidate:
     cosine: float | None = None
     score: float = 0.0
     words: set[str] = field(default_factory=set)
+    complete: bool = False
+    """Every question word is in the passage or in what it is filed under."""
 
 
 class _VectorCache:
@@ -202,7 +204,7 @@ def _candidates(q_terms: set[str], results: Sequence[RetrievalResult]) -> list[_
             words = set(content_words(passage.text))
             context = ((meta | set(content_words(passage.heading))) & q_terms) - words
             out.append(_Candidate(passage, result, rank, siblings, words & q_terms, context,
-                                  words=words))
+                                  words=words, complete=q_terms <= words | context))
     return out
 
 
@@ -232,10 +234,11 @@ def _add_meaning(question: str, shortlist: list[_Candidate],
 
 
 def _supports(c: _Candidate) -> bool:
-    """Support for an answer: enough of the question's words (and, when meaning is measured,
-    not unrelated in meaning), or close meaning with some of its words.
+    """Support for an answer: enough of the question's words (and, when meaning is measured
+    and some question word is nowhere in the passage or its context, not unrelated in
+    meaning), or close meaning with some of its words.
     """
-    if c.cosine is None:
+    if c.cosine is None or c.complete:
         return c.coverage >= MIN_COVERAGE
     return (c.coverage >= MIN_COVERAGE and c.cosine >= COSINE_FLOOR) or c.cosine >= STRONG_COSINE \
         or (c.cosine >= MIN_COSINE and c.coverage >= MIN_COVERAGE / 2)

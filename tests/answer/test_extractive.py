@@ -1,0 +1,201 @@
+"""Extractive answers, rule by rule: statements from table rows, no headings or bylines,
+pronoun antecedents, grouped digests, disagreement sentences, offsets, honest not-found."""
+
+import re
+
+import numpy as np
+import pytest
+
+from ragbench.answer.answerer import NOT_FOUND, extractive_answer
+from ragbench.answer.disagreement import disagreement_text, prompt_block, relevant
+from ragbench.answer.extractive import extract, is_digest, question_terms
+from ragbench.answer.passages import passages, row_statement
+from ragbench.contradictions import Finding
+from ragbench.models import RetrievalResult
+
+pytestmark = pytest.mark.unit
+
+
+def result(cid: str, text: str, lens: str = "team", title: str = "Doc", rank: int = 1,
+           doc: str | None = None) -> RetrievalResult:
+    return RetrievalResult(
+        chunk_id=cid, doc_id=doc or f"doc-{cid}", source_id=f"{lens}/{cid}.md", source_title=title,
+        file_name=f"{cid}.md", lens=lens, chunk_index=0, total_chunks=1, chunk_type="text",
+        section_path="", page_number=None, line_from=None, line_to=None, start_char=0,
+        end_char=len(text), text=text, score=1.0, rank=rank, mode="hybrid")
+
+
+class BagEmbedder:
+    """A deterministic stand-in for the embedding model: hashed bag of stems, normalised."""
+
+    model_id = "bag"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def embed(self, texts):
+        from ragbench.lexical import content_words
+
+        self.calls.append(len(texts))
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in content_words(t):
+                out[i, hash(w) % 64] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1
+        return out / norms
+
+
+ROADMAP = """# Roadmap 2026
+
+**Owner:** Product Management
+**Status:** Approved, 20 January 2026
+
+## Timeline
+
+| Initiative | Milestone | Target |
+|---|---|---|
+| Tidepool | General availability | Q3 2026 (15 Sept) |
+| Compass | Open beta | Q3 2026 |
+
+## Facts
+
+| Fact | Value |
+|---|---|
+| Tidepool GA | Q3 2026 (15 Sept) |
+"""
+
+
+def test_table_row_becomes_statement_with_offsets():
+    ps = passages(ROADMAP)
+    rows = [p for p in ps if p.kind == "row"]
+    assert rows[0].text == ("Tidepool — Milestone: General availability; Target: Q3 2026 "
+                            "(15 Sept)")
+    assert rows[-1].text == "Tidepool GA: Q3 2026 (15 Sept)"
+    for p in ps:  # offsets point at the passage as written
+        assert ROADMAP[p.start:p.end].strip().startswith(("|", "#", "**", p.text[:3]))
+    assert row_statement(["#", "Claim"], ["1", "Tidepool GA in Q4 2026"]) == \
+        "Tidepool GA in Q4 2026 (1)"
+    answer = extract("When is Tidepool GA?", [result("aaaaaaaaaaaa", ROADMAP)])
+    assert "|" not in answer.text and "Q3 2026 (15 Sept)" in answer.text
+    first = answer.extracts[0]
+    assert first.chunk_id == "aaaaaaaaaaaa"
+    assert ROADMAP[first.start_char:first.end_char].startswith("| Tidepool")
+
+
+def test_headings_labels_and_bylines_are_never_answer_sentences():
+    text = ("Proposal: Team Plan Price Change\n\nFrom: Maren <m@x.example>\nTo: Dev <d@x.example>\n"
+            "\nVersion 2.3, 16 February 2026. Owner: Tomasz Ferreira (CTO).\n\n"
+            "4.3 Team plan pricing\n\nThree plans depend on the team plan price:\n\n"
+            "- The Team plan price stays at $49 per seat per month through 2026.\n")
+    kinds = {p.text: p.kind for p in passages(text)}
+    assert kinds["Proposal: Team Plan Price Change"] in ("heading", "byline")
+    assert kinds["4.3 Team plan pricing"] == "heading"
+    assert kinds["From: Maren <m@x.example>"] == "byline"
+    assert kinds["Three plans depend on the team plan price:"] == "label"
+    answer = extractive_answer("What is the Team plan price?", [result("bbbbbbbbbbbb", text)])
+    assert answer.startswith("The Team plan price stays at $49")
+    assert "Proposal" not in answer and "4.3" not in answer and "From:" not in answer
+
+
+def test_pronoun_sentence_brings_its_antecedent_or_loses():
+    text = ("The leadership team ranked EU data residency first for 2026. They follow the "
+            "priority stack in the roadmap, in the same order.")
+    ps = passages(text)
+    assert ps[1].dangling and ps[1].antecedent == 0
+    answer = extract("Which priority stack do they follow?", [result("cccccccccccc", text)])
+    assert answer.text.startswith("The leadership team ranked EU data residency first")
+    assert not answer.text.startswith("They")
+    e = answer.extracts[0]
+    assert text[e.start_char:e.end_char] == text  # both sentences, one passage
+    lone = "It follows the priority stack in the roadmap, in the same order."
+    self_contained = "The OKRs follow the priority stack in the roadmap, in the same order."
+    answer = extract("Does it follow the priority stack in the roadmap?",
+                     [result("dddddddddddd", lone), result("eeeeeeeeeeee", self_contained)],
+                     sentences=1)
+    assert answer.text.startswith("The OKRs follow")
+
+
+def test_summarise_questions_get_a_digest_grouped_by_lens():
+    results = [
+        result("a00000000001", "Replication lag during the cutover is the main risk for the "
+               "migration.", lens="engineering", title="ADR-007"),
+        result("a00000000002", "The risk for Tidepool is a slip of the connector framework "
+               "rewrite.", lens="team-structured", title="Roadmap"),
+        result("a00000000003", "The analyst sees pricing risk if the Team plan moves to $59.",
+               lens="external-analyst", title="Brief"),
+    ]
+    assert is_digest("Summarise the risks") and is_digest("What are the main risks?")
+    assert not is_digest("When is Tidepool GA?")
+    answer = extract("Summarise the risks", results)
+    assert answer.digest
+    lines = answer.text.split("\n")
+    assert lines[0] == "By lens:" and len(lines) == 4
+    assert {e.group for e in answer.extracts} == {"engineering", "team-structured",
+                                                 "external-analyst"}
+    assert all(re.search(r"\[C:[0-9a-f]{12}\]", line) for line in lines[1:])
+
+
+def test_broad_question_draws_on_several_documents(monkeypatch):
+    one = ("Engineering reviewed the migration rehearsal in staging last week. "
+           "Engineering signed off the migration runbook for the cutover. "
+           "Engineering tracks migration replication lag on a dashboard.")
+    other = "The migration finishes in April, a month late."  # "engineering" only as its lens
+    results = [result("f00000000002", other, lens="engineering"),
+               result("f00000000001", one, lens="engineering")]
+    question = "What does engineering say about the migration?"
+    broad = extract(question, results, sentences=2)
+    assert {e.chunk_id for e in broad.extracts} == {"f00000000001", "f00000000002"}
+    monkeypatch.setattr("ragbench.answer.extractive.is_broad", lambda q: False)
+    narrow = extract(question, results, sentences=2)  # the same question, not treated as broad
+    assert {e.chunk_id for e in narrow.extracts} == {"f00000000001"}
+
+
+def test_meaning_is_scored_in_one_cached_batch():
+    embedder = BagEmbedder()
+    results = [result("abcabcabcabc", "The Postgres 16 migration finishes on March 15, 2026. "
+                      "Backups run nightly in the second zone.")]
+    extract("When does the Postgres migration finish?", results, embedder=embedder)
+    extract("When does the Postgres migration finish?", results, embedder=embedder)
+    assert embedder.calls == [3]  # question + 2 passages once; the second answer is cached
+
+
+def test_not_found_stays_honest():
+    results = [result("999999999999", "Quarterly revenue grew in every region this year.")]
+    assert extractive_answer("Which football club won the 1998 championship?", results) == \
+        NOT_FOUND
+    assert extract("", results).text == NOT_FOUND
+    assert question_terms("What does engineering say about the migration?") == \
+        {"engin", "migrat"}
+
+
+def finding() -> Finding:
+    return Finding(topic="ga tidepool", type="date", note="different dates", chunks=[
+        {"chunk_id": "e00000000002", "doc_id": "doc-b", "lens": "external-analyst",
+         "span": "We expect Tidepool general availability in Q4 2026.", "start_char": 0,
+         "end_char": 52, "authority": 6},
+        {"chunk_id": "e00000000001", "doc_id": "doc-a", "lens": "team-structured",
+         "span": "| Tidepool GA | Q3 2026 (15 Sept) |", "start_char": 0, "end_char": 34,
+         "authority": 3},
+    ])
+
+
+def test_disagreement_sentence_cites_both_sides_official_first():
+    results = [result("e00000000001", "| Fact | Value |\n|---|---|\n| Tidepool GA | Q3 2026 "
+                      "(15 Sept) |", lens="team-structured", title="Roadmap", doc="doc-a"),
+               result("e00000000002", "We expect Tidepool general availability in Q4 2026.",
+                      lens="external-analyst", title="Brief", doc="doc-b")]
+    for r in results:  # offsets of the finding refer to the chunk text
+        r.text = r.text
+    f = finding()
+    f.chunks[1]["start_char"] = results[0].text.index("| Tidepool")
+    f.chunks[1]["end_char"] = len(results[0].text)
+    assert relevant("When is Tidepool GA planned?", [f]) == [f]
+    assert relevant("What does the Business plan cost?", [f]) == []
+    text = disagreement_text([f], results)
+    assert text.startswith("Sources disagree on ga tidepool: Roadmap (team-structured): "
+                           "\u201cTidepool GA: Q3 2026 (15 Sept)\u201d [C:e00000000001]; "
+                           "Brief (external-analyst):")
+    assert text.endswith("[C:e00000000002].")
+    block = prompt_block([f], results)
+    assert "POTENTIAL CONTRADICTIONS" in block and "[C:e00000000001]" in block
