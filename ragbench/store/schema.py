@@ -1,8 +1,9 @@
 """SQLite schema of the catalog (specs/004 Phase 1, adapted to SQLite), as numbered migrations.
 
 The catalog is the truth: documents (with their plaintext), chunks, a chunk-level and a
-document-level FTS5 index kept in sync by triggers, ingest versions, saved answers, reports (parts,
-part versions and the passages they cite), the context summary cache and the embedding cache.
+document-level FTS5 index kept in sync by triggers, ingest versions, saved answers, chat
+conversations, reports (parts, part versions and the passages they cite), the context summary
+cache and the embedding cache.
 Chroma is derived from it.
 
 The schema is built by `MIGRATIONS`, an ordered list of numbered steps. The catalog records the
@@ -300,6 +301,30 @@ CREATE INDEX IF NOT EXISTS idx_report_sources_chunk ON report_sources(chunk_id);
 passages each version could cite. `IF NOT EXISTS` only so that re-running every step on a
 current catalog (as tests do for steps 1 and 2) stays harmless."""
 
+_CHATS = """
+CREATE TABLE IF NOT EXISTS conversations (
+    conversation_id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_conversations_updated ON conversations(updated_at);
+
+-- one row per question asked in a conversation; the answer itself (sources with their
+-- passages, references) is a saved answer, so its citations resolve like any saved answer's
+CREATE TABLE IF NOT EXISTS conversation_turns (
+    conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    answer_id TEXT NOT NULL,
+    retrieval_question TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, position)
+);
+CREATE INDEX IF NOT EXISTS idx_conversation_turns_answer ON conversation_turns(answer_id);
+"""
+"""Step 4: chat conversations (titles and ordered turns pointing at saved answers);
+`IF NOT EXISTS` for the same reason as step 3."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "Catalog as first released: documents, chunks, chunk FTS5, embedding cache",
               sql_step(_INITIAL)),
@@ -308,6 +333,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _unversioned_additions),
     Migration(3, "Reports: reports, ordered parts, part versions and the passages they cite",
               sql_step(_REPORTS)),
+    Migration(4, "Chats: conversations and their ordered turns (each a saved answer)",
+              sql_step(_CHATS)),
 )
 """The schema, step by step; append new steps at the end (see the module docstring)."""
 

@@ -1,4 +1,4 @@
-"""The facade every face (CLI, app pages, HTTP, MCP) calls: one workspace, six areas.
+"""The facade every face (CLI, app pages, HTTP, MCP) calls: one workspace, eight areas.
 
 `Workbench(workspace)` wires the stages over one workspace directory — `catalog.sqlite` (the
 truth), `chroma/` (vectors, derived), `files/<doc_id>/` (originals), `archive/` (browsable
@@ -10,7 +10,8 @@ copies), `graph/` (the context graph) and `settings.toml` — and exposes them a
 - `wb.graph`: the context graph and contradictions;
 - `wb.archive`: the browsable archive;
 - `wb.maintenance`: doctor, versions, re-processing, backfill, backend status;
-- `wb.reports`: synthesized reports whose parts carry their references.
+- `wb.reports`: synthesized reports whose parts carry their references;
+- `wb.chats`: conversations that last (follow-ups, rename, delete, export).
 
 Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
 every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
@@ -46,13 +47,14 @@ from ragbench.workbench.areas import (
     MaintenanceArea,
     SearchArea,
 )
+from ragbench.workbench.chats import ChatsArea
 from ragbench.workbench.reports import ReportsArea
 
 logger = logging.getLogger(__name__)
 
 
 class Workbench:
-    """One workspace: the wired stages and the six areas faces call (see the module docstring).
+    """One workspace: the wired stages and the areas faces call (see the module docstring).
 
     The component attributes (`catalog`, `vectors`, `embedder`, `ingestor`, `retriever`,
     `graph_service`, `answerer`) are for the areas and for tests that check invariants; faces
@@ -96,6 +98,7 @@ class Workbench:
         self.archive = ArchiveArea(self)
         self.maintenance = MaintenanceArea(self)
         self.reports = ReportsArea(self)
+        self.chats = ChatsArea(self)
 
     @cached_property
     def vectors(self) -> ChromaVectors:

@@ -277,8 +277,8 @@ def test_fresh_catalog_has_every_object_the_old_code_made(tmp_path: Path) -> Non
     old = old_code_catalog(tmp_path / "old.db")
     old_shape = shape(old)
     new_shape = fresh_shape(tmp_path)
-    # what later steps added (3: reports) is new, not something the old code made
-    later = ("report", "idx_report")
+    # what later steps added (3: reports, 4: chats) is new, not something the old code made
+    later = ("report", "idx_report", "conversation", "idx_conversation")
     new_shape["tables"] = {k: v for k, v in new_shape["tables"].items()
                            if not k.startswith(later)}
     new_shape["others"] = [o for o in new_shape["others"] if not o[1].startswith(later)]
@@ -535,7 +535,7 @@ def test_step_3_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     assert migrate(conn, MIGRATIONS[:2]) == [1, 2]
     conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
-    assert migrate(conn) == [3]
+    assert migrate(conn, MIGRATIONS[:3]) == [3]
     assert schema_version(conn) == 3
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert {"reports", "report_parts", "report_part_versions", "report_sources",
@@ -553,3 +553,23 @@ def test_step_3_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
     conn.execute("DELETE FROM reports WHERE report_id = 'r1'")
     for table in ("report_parts", "report_part_versions", "report_sources"):
         assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,)
+
+
+def test_step_4_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> None:
+    """A catalog at version 3 gains the chat tables, keeps its saved answers, and deleting a
+    conversation removes its turns (the saved answers are the chat service's to delete)."""
+    conn = sqlite3.connect(tmp_path / "catalog.db", isolation_level=None)
+    assert migrate(conn, MIGRATIONS[:3]) == [1, 2, 3]
+    conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
+    assert migrate(conn) == [4]
+    assert schema_version(conn) == 4
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"conversations", "conversation_turns", "idx_conversation_turns_answer"} <= names
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("INSERT INTO conversations VALUES ('c1', 'Pricing', 't', 't')")
+    conn.execute("INSERT INTO conversation_turns VALUES ('c1', 1, 'a1', 'q', 't')")
+    with pytest.raises(sqlite3.IntegrityError):  # a turn needs its conversation
+        conn.execute("INSERT INTO conversation_turns VALUES ('nope', 1, 'a1', 'q', 't')")
+    conn.execute("DELETE FROM conversations WHERE conversation_id = 'c1'")
+    assert conn.execute("SELECT COUNT(*) FROM conversation_turns").fetchone() == (0,)
+    assert conn.execute("SELECT question FROM answers").fetchone() == ("q",)

@@ -1,0 +1,90 @@
+"""The facade's chats area (`wb.chats`): conversations that last, for the Chat page, the CLI
+and the HTTP and MCP faces.
+
+Asking in a conversation retrieves for the question (with the previous question when it is a
+follow-up, `ragbench.chats.followup`), answers through `wb.answers` (so contradictions, the
+LLM fallback and citation validation are the same), saves the answer and appends it as a turn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ragbench.chats import (
+    ChatReply,
+    ChatTurn,
+    Conversation,
+    ConversationStore,
+    ConversationSummary,
+    export,
+    retrieval_question,
+)
+from ragbench.chats.store import title_of
+from ragbench.errors import InvalidRequestError, NotFoundError
+from ragbench.models import SearchFilters
+
+if TYPE_CHECKING:
+    from ragbench.workbench.facade import Workbench
+
+
+class ChatsArea:
+    """Ask in a conversation; list, show, rename, delete and export conversations."""
+
+    def __init__(self, wb: Workbench) -> None:
+        self._wb = wb
+        self.store = ConversationStore(wb.catalog)
+
+    def ask(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        llm: str | None = None,
+    ) -> ChatReply:
+        """Answer `question` in a conversation (a new one, titled by the question, when
+        `conversation_id` is None) and store the turn.
+        """
+        if not question.strip():
+            raise InvalidRequestError("the question is empty")
+        earlier = self.store.questions(conversation_id) if conversation_id else []
+        query = retrieval_question(question, earlier)
+        response = self._wb.answers.ask(query, mode, top_k, filters, llm)
+        response.question = question
+        answer_id = self._wb.answers.save(response)
+        if conversation_id is None:  # created once there is an answer to keep
+            conversation_id = self.store.create(title_of(question))
+        position = self.store.add_turn(conversation_id, answer_id,
+                                       query if query != question else "")
+        conversation = self.store.get(conversation_id)
+        turn = next(t for t in conversation.history if t.position == position)
+        return ChatReply(conversation_id=conversation_id, title=conversation.title, turn=turn)
+
+    def list(self, limit: int = 100) -> list[ConversationSummary]:
+        """Conversations, most recently changed first."""
+        return self.store.summaries(limit)
+
+    def get(self, conversation_id: str) -> Conversation:
+        """One conversation with every turn."""
+        return self.store.get(conversation_id)
+
+    def rename(self, conversation_id: str, title: str) -> Conversation:
+        """Retitle a conversation."""
+        self.store.rename(conversation_id, title)
+        return self.store.get(conversation_id)
+
+    def delete(self, conversation_id: str) -> int:
+        """Delete a conversation and its answers; returns the number of turns removed."""
+        return self.store.delete(conversation_id)
+
+    def export(self, conversation_id: str, fmt: str = "md", link_base: str = "") -> str:
+        """The conversation as Markdown (numbered sources with links) or JSON."""
+        return export(self.store.get(conversation_id), fmt, link_base)
+
+    def turn(self, conversation_id: str, position: int) -> ChatTurn:
+        """One turn of a conversation."""
+        for turn in self.store.get(conversation_id).history:
+            if turn.position == position:
+                return turn
+        raise NotFoundError(f"conversation {conversation_id!r} has no turn {position}")
