@@ -129,6 +129,20 @@ def _cell(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _ends_first(sides: list[dict]) -> list[dict]:
+    """Sides from both ends inwards (first, last, second, second last...): a finding with many
+    sides lists one position's claims before the other's, so any cut keeps both positions.
+    """
+    out = []
+    lo, hi = 0, len(sides) - 1
+    while lo <= hi:
+        out.append(sides[lo])
+        if hi != lo:
+            out.append(sides[hi])
+        lo, hi = lo + 1, hi - 1
+    return out
+
+
 def disagreement_lines(findings: Iterable[Finding], limit: int, sides: int = 4) -> list[str]:
     """One bullet per (type, topic) cluster of findings, every side quoted and cited."""
     clusters: dict[tuple[str, str], list[Finding]] = {}
@@ -144,7 +158,7 @@ def disagreement_lines(findings: Iterable[Finding], limit: int, sides: int = 4) 
         seen: set[str] = set()
         quoted = []
         for f in group:
-            for side in f.chunks:
+            for side in _ends_first(f.chunks):
                 cid = str(side.get("chunk_id", ""))
                 span = clean(str(side.get("span", "")))
                 if not cid or cid in seen or not span:

@@ -1,0 +1,194 @@
+"""The roadmap template against a naive peer, same run, on the demo corpus (issue 14).
+
+    python benchmarks/bench_reports.py [--work DIR] [--samples data/samples] [--llm-url URL]
+
+Report: the extractive `roadmap` (six specs/002 queries as parts + "Where sources disagree").
+Peer: the same six queries answered one by one with `wb.answers.ask` (today's answering), the
+answers concatenated. For both: share of the six lenses cited, distinct documents cited, the
+planted contradictions of data/samples/README.md stated with both sides cited (named), the
+ones flagged as a disagreement (both values in one statement citing both sides), invalid
+citations shown, parts whose references include every chunk they cite, and wall time. With
+--llm-url the report is written once more by that OpenAI-compatible model (optional).
+
+Prints one JSON object. The workspace is loaded with `ragbench load-samples` (kept in --work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ragbench.cli.main import main as cli
+from ragbench.config import Settings
+from ragbench.reports.templates import ROADMAP_QUERIES
+from ragbench.workbench import Workbench
+
+ROOT = Path(__file__).resolve().parent.parent
+LENSES = ("your-voice", "team-structured", "team-conversational", "business-framework",
+          "engineering", "external-analyst")
+
+PLANTED: dict[str, tuple[str, str, str, str]] = {
+    # name: (what, topic words, side A, side B) - regexes, case-insensitive
+    "C1": ("Tidepool GA Q3 vs Q4 2026", r"tidepool.*(ga\b|general availability)|"
+           r"(ga\b|general availability).*tidepool", r"Q3 2026|2026-09-15|September 15, 2026",
+           r"Q4 2026|October 20, 2026|2026-10-20"),
+    "C2": ("Postgres 16 migration March 15 vs April 2026", r"postgres|migration|cutover",
+           r"March 15, 2026|2026-03-15|mid-March", r"April 2026"),
+    "C3": ("Priority #1: EU residency vs self-serve onboarding",
+           r"priority|#1|number one", r"EU data residency", r"self-serve onboarding"),
+    "C4": ("Team plan $49 vs $59", r"team", r"\$49\b", r"\$59\b"),
+    "C5": ("Paying customers 410 vs ~380", r"customers", r"\b410\b", r"\b380\b"),
+    "C6": ("Gross logo churn 7.1% vs below 5%", r"churn", r"7\.1\s?%", r"(below|under) 5\s?%"),
+    "C7": ("Tidepool private beta July 1 vs August 2026", r"private beta",
+           r"July 1\b|2026-07-01", r"August 2026"),
+    "C8": ("EU-region logs in Frankfurt vs the UK", r"\blogs\b", r"Frankfurt", r"\bUK\b"),
+}
+_CITE = re.compile(r"\[C:([0-9a-f]+)\]")
+
+
+def _has(pattern: str, text: str) -> bool:
+    return re.search(pattern, text, re.I) is not None
+
+
+def _statements(text: str) -> list[str]:
+    """Lines, and within a line the pieces that end with their citations."""
+    out = []
+    for line in text.splitlines():
+        out += [p for p in re.split(r"(?<=\])\s*[;.]?\s+(?=[^\[])", line) if p.strip()]
+    return out
+
+
+def planted(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which planted contradictions a document states with both sides cited.
+
+    `both_sides`: within one part, a statement with the topic and side A citing a passage
+    that says A, and one with the topic and side B citing a passage that says B.
+    `flagged`: one line holding the topic and both sides, citing a passage for each side.
+    """
+    both, flagged = [], []
+    for name, (_, topic, a, b) in PLANTED.items():
+        found_both = found_flag = False
+        for part in parts:
+            texts = part["chunk_texts"]
+
+            def grounded(statement: str, side: str, texts: dict[str, str] = texts) -> bool:
+                return any(_has(side, texts.get(cid, "")) for cid in _CITE.findall(statement))
+
+            stmts = [s for s in _statements(part["text"]) if _has(topic, s)]
+            if any(_has(a, s) and grounded(s, a) for s in stmts) and any(
+                    _has(b, s) and grounded(s, b) for s in stmts):
+                found_both = True
+            for line in part["text"].splitlines():
+                if _has(topic, line) and _has(a, line) and _has(b, line) and \
+                        grounded(line, a) and grounded(line, b):
+                    found_flag = True
+        if found_both:
+            both.append(name)
+        if found_flag:
+            flagged.append(name)
+    return {"both_sides_cited": len(both), "both_sides_cited_which": both,
+            "flagged_with_both_sides": len(flagged), "flagged_which": flagged,
+            "missed": [f"{n}: {PLANTED[n][0]}" for n in PLANTED if n not in both]}
+
+
+def figures(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Lens and document coverage, invalid citations, reference completeness."""
+    lenses: set[str] = set()
+    docs: set[str] = set()
+    invalid = complete = 0
+    for part in parts:
+        cited = set(_CITE.findall(part["text"]))
+        invalid += len(cited - part["offered"])
+        lenses |= {part["lens_of"][c] for c in cited if c in part["lens_of"]}
+        docs |= {part["doc_of"][c] for c in cited if c in part["doc_of"]}
+        complete += int(cited <= part["references"])
+    return {"lenses_cited": f"{len(lenses & set(LENSES))}/6",
+            "lens_share": round(len(lenses & set(LENSES)) / 6, 3),
+            "documents_cited": len(docs), "invalid_citations_shown": invalid,
+            "parts_with_references_covering_citations": f"{complete}/{len(parts)}",
+            "citations": sum(len(_CITE.findall(p["text"])) for p in parts),
+            **planted(parts)}
+
+
+def report_parts(report: Any) -> list[dict[str, Any]]:
+    out = []
+    for p in report.parts:
+        cur = p.current
+        out.append({"text": cur.text_with_ids, "offered": set(cur.generation.retrieved_ids),
+                    "references": {r.chunk_id for r in cur.references},
+                    "lens_of": {s.id: s.lens for s in cur.sources if s.id},
+                    "doc_of": {s.id: s.documentId for s in cur.sources if s.id},
+                    "chunk_texts": {s.id: s.chunkText for s in cur.sources if s.id}})
+    return out
+
+
+def peer_parts(answers: list[Any]) -> list[dict[str, Any]]:
+    return [{"text": a.answer_with_ids, "offered": {s.id for s in a.sources if s.id},
+             "references": {r.chunk_id for r in a.references},
+             "lens_of": {s.id: s.lens for s in a.sources if s.id},
+             "doc_of": {s.id: s.documentId for s in a.sources if s.id},
+             "chunk_texts": {s.id: s.chunkText for s in a.sources if s.id}} for a in answers]
+
+
+def run_report(wb: Workbench, llm: str | None = None) -> tuple[Any, float]:
+    start = time.perf_counter()
+    report = wb.reports.create("roadmap", "Almanac 2026 roadmap")
+    report = wb.reports.generate(report.report_id, llm=llm)
+    return report, time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", type=Path, default=None, help="workspace (default: a temp dir)")
+    ap.add_argument("--samples", type=Path, default=ROOT / "data" / "samples")
+    ap.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (optional)")
+    ap.add_argument("--llm-model", default="smollm2")
+    args = ap.parse_args()
+    tmp = tempfile.TemporaryDirectory() if args.work is None else None
+    work = Path(tmp.name) if tmp else args.work
+    start = time.perf_counter()
+    code = cli(["--workspace", str(work), "load-samples", str(args.samples), "--json"])
+    load_s = time.perf_counter() - start
+    if code != 0:
+        sys.exit(f"load-samples failed with exit code {code}")
+    wb = Workbench(work)
+    result: dict[str, Any] = {"corpus": {"chunks": wb.library.chunk_count(),
+                                         "documents": len(wb.library.documents()),
+                                         "load_seconds": round(load_s, 1)}}
+    _, cold = run_report(wb)  # first run also loads the embedding model and the graph
+    report, warm = run_report(wb)
+    start = time.perf_counter()
+    answers = [wb.answers.ask(q) for _, q, _ in ROADMAP_QUERIES]
+    peer_s = time.perf_counter() - start
+    result["report_extractive"] = {**figures(report_parts(report)),
+                                   "parts": len(report.parts),
+                                   "seconds_cold": round(cold, 2), "seconds": round(warm, 2)}
+    result["peer_six_asks"] = {**figures(peer_parts(answers)), "parts": len(answers),
+                               "not_found": sum(a.answer.startswith("Not found")
+                                                for a in answers),
+                               "seconds": round(peer_s, 2)}
+    if args.llm_url:
+        llm_wb = Workbench(work, Settings(llm_backend="openai", openai_base_url=args.llm_url,
+                                          llm_model=args.llm_model, openai_timeout=600,
+                                          llm_max_tokens=200))
+        llm_wb.reports.options = llm_wb.reports.options.model_copy(
+            update={"per_lens": 1, "graph_k": 2, "context_chars": 6000})
+        llm_report, llm_s = run_report(llm_wb, "openai")
+        methods = [p.current.generation.method for p in llm_report.parts]
+        result["report_llm"] = {**figures(report_parts(llm_report)), "model": args.llm_model,
+                                "methods": methods, "seconds": round(llm_s, 1),
+                                "retries": sum(p.current.generation.retries
+                                               for p in llm_report.parts)}
+    print(json.dumps(result))
+    if tmp:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
