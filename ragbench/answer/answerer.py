@@ -109,6 +109,9 @@ class ChatResponse(BaseModel):
         description="extractive answers: each passage used, with its chunk and offsets")
     filter_note: str | None = Field(
         None, description="when a filtered question found nothing: the filter and its size")
+    retrieval_question: str | None = Field(
+        None, description="what was retrieved for, when not the question itself (a follow-up "
+                          "retrieved with the previous question)")
 
 
 def source_of(result: RetrievalResult, number: int | None) -> Source:
