@@ -89,6 +89,9 @@ class Planned:
     units: list[Unit]
     failures: list[FileResult]
     started: float
+    # this file's own work so far (plan, its share of the batch embedding, its store), so a
+    # per-file time never includes the model load or other files of the same batch
+    own_seconds: float = 0.0
 
 
 @dataclass
@@ -291,10 +294,15 @@ class Ingestor:
             result.status, result.error, result.reason = "failed", str(e), ""
             result.seconds = time.perf_counter() - start
             return [result]
-        return Planned(result, decision, units, failures, start)
+        return Planned(result, decision, units, failures, start,
+                       own_seconds=time.perf_counter() - start)
 
     def finish(self, planned: Planned, progress: Progress | None = None) -> list[FileResult]:
-        """Embed (from the cache when warmed) and store a planned file atomically."""
+        """Embed (from the cache when warmed) and store a planned file atomically.
+
+        The file's `seconds` are its own work: planning, its share of `warm`, and this store.
+        """
+        start = time.perf_counter()
         result, units = planned.result, planned.units
         try:
             self._store(units, planned.decision.replaced, progress)
@@ -305,7 +313,7 @@ class Ingestor:
             result.status, result.error = "failed", f"archive not written, nothing stored: {e}"
             return [result]
         result.chunks = len(units[0].chunks)
-        result.seconds = time.perf_counter() - planned.started
+        result.seconds = planned.own_seconds + time.perf_counter() - start
         children = [
             FileResult(path="/".join(u.record.path), status=result.status,
                        doc_id=u.record.doc_id, source_id=u.record.source_id,
@@ -316,11 +324,23 @@ class Ingestor:
         return [result, *children, *planned.failures]
 
     def warm(self, plans: list[Planned], progress: Progress | None = None) -> None:
-        """Embed the chunks of several planned files in one batch (fills the cache)."""
+        """Embed the chunks of several planned files in one batch (fills the cache).
+
+        Loading the model and opening the vector store (first use only) happen before the
+        clock starts; the batch time is shared among the files by the length of their texts.
+        """
         texts = [c.embedding_text for p in plans for u in p.units for c in u.chunks]
-        if texts:
-            report = (lambda done, total: progress("embed", done, total)) if progress else None
-            self._embedder().embed(texts, progress=report)
+        if not texts:
+            return
+        embedder = self._embedder()
+        self._vectors()
+        report = (lambda done, total: progress("embed", done, total)) if progress else None
+        start = time.perf_counter()
+        embedder.embed(texts, progress=report)
+        elapsed = time.perf_counter() - start
+        sizes = [sum(len(c.embedding_text) for u in p.units for c in u.chunks) for p in plans]
+        for plan, size in zip(plans, sizes, strict=True):
+            plan.own_seconds += elapsed * size / max(sum(sizes), 1)
 
     def _store_failure(
         self, data: bytes, name: str, source_id: str, doc_id: str, decision: Decision, error: str,
