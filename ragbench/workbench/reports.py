@@ -19,7 +19,7 @@ from ragbench.answer.saved import CitationTarget
 from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.models import RetrievalResult
 from ragbench.reports import exports
-from ragbench.reports.context import GenerationOptions
+from ragbench.reports.context import GenerationOptions, QueryMemo
 from ragbench.reports.generator import PartGenerator
 from ragbench.reports.models import (
     Report,
@@ -33,7 +33,7 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.store import ReportStore
 from ragbench.reports.templates import TEMPLATES
-from ragbench.retrieval.retriever import result_from_row
+from ragbench.retrieval.retriever import Retriever, result_from_row
 
 if TYPE_CHECKING:
     from ragbench.workbench.facade import Workbench
@@ -60,8 +60,11 @@ class ReportsArea:
     def service(self) -> ReportService:
         """The report service over this workspace (built on first use)."""
         wb = self._wb
+        memo = QueryMemo(lambda: wb.embedder)  # one embedding per part, not one per lens
+        retriever = Retriever(wb.catalog, lambda: wb.vectors, lambda: memo, wb.settings)
+        retriever.graph = wb.retriever.graph
         return ReportService(
-            ReportStore(wb.catalog), wb.retriever, wb.catalog.lenses, self._chunks,
+            ReportStore(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
             wb._contradictions_among,
             PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback))
 

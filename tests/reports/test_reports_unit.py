@@ -277,3 +277,21 @@ def test_exports_parse(service):
     assert {r["chunk_id"] for r in part["references"]} == set(_ids(part["text"]))
     with pytest.raises(InvalidRequestError, match="choose one of md, docx, json, essay"):
         export(report, "pdf")
+
+
+def test_query_memo_embeds_each_query_once():
+    import numpy as np
+
+    from ragbench.reports.context import QueryMemo
+
+    calls: list[str] = []
+
+    class Embedder:
+        def embed_query(self, text):
+            calls.append(text)
+            return np.array([len(text)], dtype=float)
+
+    memo = QueryMemo(lambda: Embedder(), size=2)
+    for q in ("a", "a", "bb", "a", "ccc", "bb"):
+        assert memo.embed_query(q)[0] == len(q)
+    assert calls == ["a", "bb", "ccc", "bb"]  # "bb" was evicted by "ccc" ("a" used later)
