@@ -4,7 +4,8 @@ Run with `make run` (or `streamlit run app.py`). The workspace comes from $RAGBE
 (default ./data), the same one the CLI uses. Pages live in `app_pages/` (not auto-discovered by
 Streamlit, so none runs without this shell) and get the Workbench from
 `app_pages.common.workbench()`; it is cached per workspace and settings hash, so saving other
-settings opens a fresh one (the embedding model loads lazily, on first search or ingest).
+settings opens a fresh one. Opening a Workbench starts loading its embedding model in a
+background thread, so the first upload or search does not wait for it from scratch.
 """
 
 from __future__ import annotations

@@ -21,8 +21,12 @@ HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[�
 
 @st.cache_resource(show_spinner="Opening the workspace…", max_entries=2)
 def open_workbench(workspace: str, settings_hash: str) -> Workbench:
-    """One Workbench per workspace and settings (the embedding model loads once)."""
-    return Workbench(workspace, load_settings(workspace))
+    """One Workbench per workspace and settings; its embedding model starts loading in the
+    background at once (once per Workbench), so the first ingest or search finds it ready.
+    """
+    wb = Workbench(workspace, load_settings(workspace))
+    wb.maintenance.warm_up(timeout=0)  # returns at once; a failure shows when a page waits
+    return wb
 
 
 def workbench() -> Workbench:

@@ -2,6 +2,8 @@
 filters, one document's chunks (offsets, type, section, tokens) and delete.
 """
 
+import time
+
 import pandas as pd
 import streamlit as st
 
@@ -26,6 +28,17 @@ def report_table(report: dict) -> pd.DataFrame:
          "doc_id": r["doc_id"] or "", "seconds": round(r["seconds"], 2)}
         for r in report["files"]
     ])
+
+
+def wait_for_model(bar) -> None:  # noqa: ANN001 - a Streamlit progress element
+    """Wait for the embedding model (loading since app start) with the elapsed time shown,
+    instead of a silent 'waiting'; returns at once when it is already loaded.
+    """
+    started = time.perf_counter()
+    while not wb.maintenance.warm_up(timeout=0.5):
+        bar.progress(0.0, text="Loading the embedding model (first time only)… "
+                               f"{time.perf_counter() - started:.0f} s")
+    bar.progress(0.0, text="Embed: waiting")
 
 
 def ingest(files: list, lens: str) -> None:
@@ -64,6 +77,7 @@ def ingest(files: list, lens: str) -> None:
         table.dataframe(pd.DataFrame(rows.values()), hide_index=True, width="stretch")
 
     try:
+        wait_for_model(bars["embed"])
         report = wb.library.ingest_uploads([(f.name, f.getvalue()) for f in files], lens=lens,
                                    progress=on_stage, file_progress=on_file)
     except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
