@@ -161,7 +161,7 @@ class Answerer:
             return extraction.text
         stated = relevant(question, findings, extraction.ranking)
         response.disagreements = [f.topic for f in stated]
-        text = _disagreement_text(stated, results)
+        text = _disagreement_text(stated, results, extraction.ranking)
         return f"{extraction.text}\n\n{text}" if text else extraction.text
 
     def chat_model(self, backend: str | None = None) -> ChatModel | None:

@@ -50,13 +50,28 @@ def _side_text(side: dict[str, Any], by_id: dict[str, RetrievalResult]) -> str:
     return span
 
 
-def _two_sides(finding: Finding) -> list[dict[str, Any]]:
-    """The most authoritative side and the most authoritative one that says otherwise.
+Top = frozenset[tuple[str, int, int]] | set[tuple[str, int, int]]
+"""(chunk id, start, end) of the passages that ranked best for the question."""
 
-    "Says otherwise": another document and, where the finding groups its statements into
-    sides (#1 priorities), another side; else the statement sharing fewest words with the first.
+
+def _in_top(side: dict[str, Any], top: Top) -> bool:
+    start, end = side.get("start_char") or 0, side.get("end_char") or 0
+    return any(side["chunk_id"] == cid and start < e and s < end for cid, s, e in top)
+
+
+def _top(ranking: Sequence[Extract]) -> Top:
+    return {(e.chunk_id, e.start_char, e.end_char) for e in ranking[:8]}
+
+
+def _two_sides(finding: Finding, top: Top = frozenset()) -> list[dict[str, Any]]:
+    """Two statements that disagree, preferring ones that answer the question, then the more
+    authoritative lens (specs/002 order).
+
+    The second says otherwise: another document and, where the finding groups its statements
+    into sides (#1 priorities), another side; else the statement sharing fewest words with
+    the first.
     """
-    sides = sorted(finding.chunks, key=lambda s: (s.get("authority") or 99))
+    sides = sorted(finding.chunks, key=lambda s: (not _in_top(s, top), s.get("authority") or 99))
     first = sides[0]
     others = [s for s in sides[1:] if s.get("doc_id") != first.get("doc_id")
               and (first.get("side") is None or s.get("side") != first.get("side"))]
@@ -82,10 +97,10 @@ def relevant(
     if not q:
         return []
     need = max(1, math.ceil(len(q) / 2))
-    top = {(e.chunk_id, e.start_char, e.end_char) for e in ranking[:8]}
+    top = _top(ranking)
     scored: list[tuple[float, int, Finding]] = []
     for n, f in enumerate(findings):
-        sides = _two_sides(f)
+        sides = _two_sides(f, top)
         if not sides:
             continue
         topic = set(content_words(f.topic))
@@ -95,10 +110,7 @@ def relevant(
         shared = (topic & q) | words[0] | words[1]
         if len(shared) < need or not all(words):
             continue
-        if ranking and not any(
-                s["chunk_id"] == cid and (s.get("start_char") or 0) < end
-                and start < (s.get("end_char") or 0)
-                for s in sides for cid, start, end in top):
+        if ranking and not any(_in_top(s, top) for s in f.chunks):
             continue
         scored.append((len(shared) / len(q), -n, f))
     scored.sort(key=lambda item: (-item[0], -item[1]))
@@ -114,13 +126,17 @@ def _label(result: RetrievalResult | None, side: dict[str, Any]) -> str:
     return f"{title} ({side.get('lens')})"
 
 
-def disagreement_text(findings: Sequence[Finding], results: Sequence[RetrievalResult]) -> str:
+def disagreement_text(
+    findings: Sequence[Finding], results: Sequence[RetrievalResult],
+    ranking: Sequence[Extract] = (),
+) -> str:
     """One "Sources disagree ..." sentence per finding, both sides quoted and cited."""
     by_id = {r.chunk_id: r for r in results}
+    top = _top(ranking)
     lines = []
     for f in findings:
         parts = []
-        for side in _two_sides(f):
+        for side in _two_sides(f, top):
             quote = _side_text(side, by_id)
             parts.append(f"{_label(by_id.get(side['chunk_id']), side)}: \u201c{quote}\u201d "
                          f"[C:{side['chunk_id']}]")
