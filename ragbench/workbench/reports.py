@@ -144,11 +144,13 @@ class ReportsArea:
         the part's 1-based position.
         """
         self._options_changed()
+        target = self.part(report_id, part_id)
         if progress:
-            progress(part_id, 0, 1)
-        stream = (lambda d: on_token(part_id, d)) if on_token else None
+            progress(target.header, 0, 1)
+        stream = (lambda d: on_token(target.part_id, d)) if on_token else None
         try:
-            part = self.service.complete_part(report_id, part_id, self._model(llm), stream)
+            part = self.service.complete_part(report_id, target.part_id, self._model(llm),
+                                              stream)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
         if progress:
@@ -159,10 +161,11 @@ class ReportsArea:
                   llm: str | None = None, on_token: TokenStream | None = None) -> ReportPart:
         """Rewrite a part following an instruction; the earlier version stays in history."""
         self._options_changed()
-        stream = (lambda d: on_token(part_id, d)) if on_token else None
+        target = self.part(report_id, part_id)
+        stream = (lambda d: on_token(target.part_id, d)) if on_token else None
         try:
-            return self.service.tune_part(report_id, part_id, instruction, self._model(llm),
-                                          stream)
+            return self.service.tune_part(report_id, target.part_id, instruction,
+                                          self._model(llm), stream)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 
