@@ -6,7 +6,7 @@ summary (and a progress bar on a terminal for ingest). Exit codes: 0 success, 1 
 could not do its job (nothing ingested, unknown document...), 2 bad usage or settings.
 
 The commands live in one module per group (library, query, report, graph, archive,
-versions, maintenance, evaluation); `ragbench.cli.common.run` is the one place their
+versions, maintenance, evaluation, service); `ragbench.cli.common.run` is the one place their
 `RagbenchError`s are caught, `main` below the one place usage errors and a closed pipe are.
 """
 
@@ -34,6 +34,7 @@ from ragbench.cli import (
     maintenance,
     query,
     report,
+    service,
     versions,
 )
 from ragbench.cli.common import JsonOption, WorkspaceOption, remember
@@ -59,7 +60,8 @@ def options(ctx: typer.Context, workspace: WorkspaceOption = None,
     remember(ctx, workspace, as_json)
 
 
-for _group in (library, query, report, graph, maintenance, versions, archive, evaluation):
+for _group in (library, query, report, graph, maintenance, versions, archive, evaluation,
+               service):
     app.add_typer(_group.app)
 
 

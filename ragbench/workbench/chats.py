@@ -8,8 +8,10 @@ LLM fallback and citation validation are the same), saves the answer and appends
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ragbench.answer import ChatResponse
 from ragbench.chats import (
     ChatReply,
     ChatTurn,
@@ -49,9 +51,8 @@ class ChatsArea:
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         earlier = self.store.questions(conversation_id) if conversation_id else []
-        query = retrieval_question(question, earlier)
-        response = self._wb.answers.ask(query, mode, top_k, filters, llm)
-        response.question = question
+        response = self.answer(question, earlier, mode, top_k, filters, llm)
+        query = response.retrieval_question or question
         answer_id = self._wb.answers.save(response)
         if conversation_id is None:  # created once there is an answer to keep
             conversation_id = self.store.create(title_of(question))
@@ -60,6 +61,25 @@ class ChatsArea:
         conversation = self.store.get(conversation_id)
         turn = next(t for t in conversation.history if t.position == position)
         return ChatReply(conversation_id=conversation_id, title=conversation.title, turn=turn)
+
+    def answer(
+        self,
+        question: str,
+        earlier: Sequence[str] = (),
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        llm: str | None = None,
+    ) -> ChatResponse:
+        """Answer `question` after the `earlier` questions (oldest first) without storing
+        anything: a follow-up is retrieved together with the previous question (stateless
+        clients such as the OpenAI-compatible endpoint send the history themselves).
+        """
+        query = retrieval_question(question, earlier)
+        response = self._wb.answers.ask(query, mode, top_k, filters, llm)
+        response.question = question
+        response.retrieval_question = query if query != question else None
+        return response
 
     def list(self, limit: int = 100) -> list[ConversationSummary]:
         """Conversations, most recently changed first."""

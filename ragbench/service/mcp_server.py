@@ -1,0 +1,154 @@
+"""The MCP server (official `mcp` SDK, `MCPServer`): ragbench's tools for MCP clients.
+
+Tools return JSON text. specs/000 names its essay tools `essay_complete_part`,
+`essay_tune_part` and `essay_suggest`; here a report is ragbench's essay, so they are
+`report_complete_part`, `report_tune_part` and `report_suggest` (same arguments: the report,
+the part, an instruction), and every part they return carries its `references`
+(`{chunk_id, description, relevance}`). A failing call returns an MCP error result whose text
+is the one-line ragbench error (unknown id, empty question...), never a traceback.
+
+Resources: `ragbench://documents` (the document list) and `ragbench://chunks/{chunk_id}`.
+
+`ragbench mcp` runs it over stdio (for Claude Desktop, MCP Inspector...) or, with
+`--transport http`, over the streamable HTTP transport at `/mcp`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ToolError as ToolFailure
+from pydantic import BaseModel
+
+from ragbench.errors import RagbenchError
+from ragbench.models import SearchFilters
+from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import ReportBrief
+
+SPEC_NAMES = {"report_complete_part": "essay_complete_part",
+              "report_tune_part": "essay_tune_part", "report_suggest": "essay_suggest"}
+"""ragbench tool name -> the specs/000 name of the same tool."""
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(indent=1)
+    if isinstance(value, list):
+        return json.dumps([v.model_dump(mode="json") if isinstance(v, BaseModel) else v
+                           for v in value], indent=1)
+    return json.dumps(value, indent=1)
+
+
+def _filters(lenses: list[str] | None) -> SearchFilters | None:
+    return SearchFilters(lenses=lenses) if lenses else None
+
+
+def create_mcp(wb: Workbench) -> MCPServer:
+    """The MCP server over one workspace."""
+    server: MCPServer = MCPServer(
+        "ragbench",
+        instructions="Grounded, cited answers and reports over the user's private documents. "
+                     "Search or ask first; cite chunk ids as [C:chunk_id]. Reports are "
+                     "documents whose parts carry references to the chunks that shaped them.",
+    )
+
+    def call(fn: Any, *args: Any, **kwargs: Any) -> str:
+        try:
+            return _json(fn(*args, **kwargs))
+        except RagbenchError as e:
+            raise ToolFailure(f"{type(e).__name__}: {e}") from e
+
+    @server.tool()
+    def search(query: str, mode: str | None = None, top_k: int = 10,
+               lenses: list[str] | None = None) -> str:
+        """Ranked chunks for a query (modes: fts, vector, hybrid, balanced, graph), each with
+        chunk_id, doc_id, text, score, lens and archive links.
+        """
+        if not query.strip():
+            raise ToolFailure("InvalidRequestError: the query is empty")
+        return call(wb.search.query, query, mode, top_k, filters=_filters(lenses))
+
+    @server.tool()
+    def ask(question: str, conversation_id: str | None = None, mode: str | None = None,
+            lenses: list[str] | None = None) -> str:
+        """A grounded answer with validated citations ([n] in `answer`, [C:chunk_id] in
+        `answer_with_ids`), sources (id, documentId, chunkIndex), references and
+        contradictions; pass `conversation_id` from an earlier answer to ask a follow-up.
+        """
+        def run() -> dict[str, Any]:
+            reply = wb.chats.ask(question, conversation_id, mode, filters=_filters(lenses))
+            return {"conversation_id": reply.conversation_id,
+                    **reply.turn.response.model_dump(mode="json")}
+        return call(run)
+
+    @server.tool()
+    def get_chunk(chunk_id: str) -> str:
+        """A chunk by id: its text, document, offsets and archive links (also a chunk that was
+        cited before its document changed: the passage kept with the answer or report).
+        """
+        return call(wb.reports.resolve_citation, chunk_id)
+
+    @server.tool()
+    def list_documents(status: str = "indexed") -> str:
+        """Documents in the workspace (status indexed or failed): id, title, lens, chunks."""
+        if status not in ("indexed", "failed"):
+            raise ToolFailure(f"InvalidRequestError: status {status!r}: use indexed or failed")
+        return call(wb.library.documents, status)
+
+    @server.tool()
+    def report_create(template: str, title: str, goal: str = "", audience: str = "",
+                      lenses: list[str] | None = None, outline: list[str] | None = None,
+                      generate: bool = True) -> str:
+        """Create a report from a template (roadmap, essay, brief, custom with `outline`) and,
+        unless generate is false, write every part; returns the report with each part's text,
+        sources and references.
+        """
+        def run() -> Any:
+            report = wb.reports.create(template, title, ReportBrief(goal=goal, audience=audience),
+                                       lenses, outline)
+            return wb.reports.generate(report.report_id) if generate else report
+        return call(run)
+
+    @server.tool()
+    def report_complete_part(report_id: str, part_id: str) -> str:
+        """specs/000 essay_complete_part: write a report part (again); its text and references
+        are replaced and the earlier version kept. part_id may be the 1-based position.
+        """
+        return call(wb.reports.complete_part, report_id, part_id)
+
+    @server.tool()
+    def report_tune_part(report_id: str, part_id: str, instruction: str) -> str:
+        """specs/000 essay_tune_part: rewrite a part following an instruction ("shorter",
+        "focus on engineering risks"); references are evaluated again.
+        """
+        if not instruction.strip():
+            raise ToolFailure("InvalidRequestError: the instruction is empty")
+        return call(wb.reports.tune_part, report_id, part_id, instruction)
+
+    @server.tool()
+    def report_suggest(report_id: str) -> str:
+        """specs/000 essay_suggest: proposed changes to a report (unwritten parts, uncited
+        lenses, unstated disagreements).
+        """
+        return call(wb.reports.suggest, report_id)
+
+    @server.resource("ragbench://documents", mime_type="application/json")
+    def documents() -> str:
+        """Every indexed document."""
+        return _json(wb.library.documents())
+
+    @server.resource("ragbench://chunks/{chunk_id}", mime_type="application/json")
+    def chunk(chunk_id: str) -> str:
+        """One chunk by id."""
+        try:
+            return _json(wb.reports.resolve_citation(chunk_id))
+        except RagbenchError as e:
+            raise ResourceError(f"{type(e).__name__}: {e}") from e
+
+    return server
+
+
+__all__ = ["SPEC_NAMES", "create_mcp"]

@@ -1,0 +1,163 @@
+"""Request and response models of the HTTP API (its OpenAPI schema).
+
+Wire names follow the specs where they exist (specs/001: `id`, `documentId`, `chunkIndex` on
+sources; camelCase on the chat endpoint) and the OpenAI chat-completions shape on
+`/v1/chat/completions`; facade models (`WorkspaceStats`, `Report`, ...) are returned as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragbench.workbench.presentation import ChatResponse, Source
+
+
+class ChatRequest(BaseModel):
+    """specs/001 chat request: a message, optionally in an existing conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, max_length=8000, description="the question")
+    conversationId: str | None = Field(  # noqa: N815 - specs/001 wire name
+        None, description="continue this conversation (follow-ups use its earlier questions)")
+    mode: str | None = Field(None, description="retrieval mode; default: the setting")
+    topK: int | None = Field(None, ge=1, le=100)  # noqa: N815
+    lenses: list[str] | None = Field(None, description="only these lenses")
+    llm: Literal["extractive", "openai"] | None = Field(
+        None, description="answer backend; default: the setting")
+
+
+class HistoryItem(BaseModel):
+    """One earlier exchange of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class ChatApiResponse(BaseModel):
+    """specs/001 `ChatResponse`: the answer, its sources (chunk `id`, `documentId`,
+    `chunkIndex`; synthesized sources have nulls), the cited ids in order, the conversation.
+    """
+
+    conversationId: str  # noqa: N815
+    title: str
+    turn: int
+    response: str = Field(description="the answer with [n] citations")
+    responseWithIds: str = Field(description="the answer with [C:chunk_id] citations")  # noqa: N815
+    citations: list[str] = Field(description="chunk ids cited, in [n] order")
+    sources: list[Source]
+    references: list[dict[str, Any]] = Field(default_factory=list)
+    history: list[HistoryItem] = Field(default_factory=list)
+    llm: str
+    fallbackReason: str | None = None  # noqa: N815
+    filterNote: str | None = None  # noqa: N815
+    mode: str
+    usage: dict[str, int] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+def chat_api_response(conversation_id: str, title: str, turn: int, response: ChatResponse,
+                      history: list[HistoryItem]) -> ChatApiResponse:
+    """The wire response of one answered turn."""
+    cited = sorted((s for s in response.sources if s.number is not None and s.id),
+                   key=lambda s: s.number or 0)
+    return ChatApiResponse(
+        conversationId=conversation_id, title=title, turn=turn, response=response.answer,
+        responseWithIds=response.answer_with_ids or response.answer,
+        citations=[s.id for s in cited if s.id], sources=response.sources,
+        references=[r.model_dump() for r in response.references], history=history,
+        llm=response.llm, fallbackReason=response.fallback_reason,
+        filterNote=response.filter_note, mode=response.mode, usage=response.usage,
+        timings=response.timings)
+
+
+class OpenAIMessage(BaseModel):
+    """A chat message in the OpenAI shape (text content only)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        """The message text (text parts of a multi-part content joined)."""
+        if isinstance(self.content, list):
+            return " ".join(str(p.get("text", "")) for p in self.content
+                            if p.get("type") == "text")
+        return self.content or ""
+
+
+class CompletionRequest(BaseModel):
+    """OpenAI chat-completions request; the last user message is the question, earlier user
+    messages make follow-ups. `model` is `ragbench` or `ragbench-<mode>`.
+    """
+
+    model_config = ConfigDict(extra="allow")  # temperature, max_tokens... are accepted, unused
+
+    model: str = "ragbench"
+    messages: list[OpenAIMessage] = Field(min_length=1)
+    stream: bool = False
+    lenses: list[str] | None = Field(None, description="ragbench extension: only these lenses")
+
+
+class SearchRequest(BaseModel):
+    """Ranked chunks for a query."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=8000)
+    mode: str | None = None
+    topK: int | None = Field(None, ge=1, le=1000)  # noqa: N815
+    lenses: list[str] | None = None
+
+
+class ReportCreateRequest(BaseModel):
+    """A new report from a template (generated at once unless `generate` is false)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = Field(description="roadmap, essay, brief or custom")
+    title: str = Field(min_length=1, max_length=300)
+    goal: str = ""
+    audience: str = ""
+    tone: str = ""
+    lenses: list[str] | None = None
+    outline: list[str] | None = Field(None, description="custom template: part headers")
+    generate: bool = True
+    llm: Literal["extractive", "openai"] | None = None
+
+
+class TuneRequest(BaseModel):
+    """Rewrite a part with an instruction ("shorter", "focus on engineering risks")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instruction: str = Field(min_length=1, max_length=2000)
+    llm: Literal["extractive", "openai"] | None = None
+
+
+class CompleteRequest(BaseModel):
+    """Write a part again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    llm: Literal["extractive", "openai"] | None = None
+
+
+class RenameRequest(BaseModel):
+    """A new title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=300)
+
+
+class Health(BaseModel):
+    """Liveness and the workspace's size."""
+
+    status: Literal["ok"] = "ok"
+    version: str
+    documents: int
+    chunks: int
