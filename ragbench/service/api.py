@@ -29,7 +29,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from ragbench import __version__
 from ragbench.errors import InvalidRequestError
 from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
 from ragbench.service import errors
@@ -47,6 +46,7 @@ from ragbench.service.schemas import (
     chat_api_response,
 )
 from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import VERSION as __version__
 from ragbench.workbench.presentation import (
     ChatResponse,
     Report,

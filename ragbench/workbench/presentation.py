@@ -5,6 +5,7 @@ display helpers they need are re-exported here, so a page or a CLI command never
 a stage module. Nothing here touches a workspace.
 """
 
+from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
 from ragbench.archive.folder import sanitize_name as archive_safe_name
 from ragbench.archive.markdown import md_escape
@@ -31,7 +32,7 @@ from ragbench.reports import (
 from ragbench.retrieval import MODES
 
 __all__ = [
-    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "REPORT_FORMATS",
+    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "VERSION", "REPORT_FORMATS",
     "REPORT_TEMPLATES", "ChatResponse", "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
     "Suggestion", "TemplateInfo", "archive_safe_name", "ego_html", "md_escape", "rewrite_links",
