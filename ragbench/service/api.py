@@ -8,8 +8,9 @@ CORS is off unless origins are given. Request bodies over `max_request_mb` are r
 file by the library (nothing stored).
 
 Work runs in FastAPI's thread pool (sync routes): the catalog has one SQLite connection per
-thread, and writes (ingest, delete, report and conversation changes) go through one lock so two
-requests never interleave a batch.
+thread and every change is its own transaction, so questions are answered side by side; batch
+work (ingest, delete, report generation) goes through one lock so two requests never
+interleave a batch.
 """
 
 from __future__ import annotations
@@ -141,9 +142,8 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
         """
         if not request.message.strip():
             raise InvalidRequestError("the message is empty")
-        with writes:
-            reply = wb.chats.ask(request.message, request.conversationId, request.mode,
-                                 request.topK, filters_of(request.lenses), request.llm)
+        reply = wb.chats.ask(request.message, request.conversationId, request.mode,
+                             request.topK, filters_of(request.lenses), request.llm)
         history = []
         for turn in wb.chats.get(reply.conversation_id).history[:-1]:
             history += [HistoryItem(role="user", content=turn.response.question),
@@ -239,15 +239,13 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
     @v1.patch("/conversations/{conversation_id}", tags=["chat"])
     def rename_conversation(conversation_id: str, request: RenameRequest) -> dict[str, Any]:
         """Retitle a conversation."""
-        with writes:
-            return wb.chats.rename(conversation_id, request.title).model_dump()
+        return wb.chats.rename(conversation_id, request.title).model_dump()
 
     @v1.delete("/conversations/{conversation_id}", tags=["chat"])
     def delete_conversation(conversation_id: str) -> dict[str, Any]:
         """Delete a conversation and its answers."""
-        with writes:
-            return {"conversation_id": conversation_id,
-                    "turns_deleted": wb.chats.delete(conversation_id)}
+        return {"conversation_id": conversation_id,
+                "turns_deleted": wb.chats.delete(conversation_id)}
 
     @v1.get("/conversations/{conversation_id}/export", tags=["chat"])
     def export_conversation(conversation_id: str,
