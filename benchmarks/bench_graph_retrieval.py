@@ -19,7 +19,7 @@ from ragbench.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.test_graph_workbench import DEMO_QUESTIONS  # noqa: E402  the answer-key questions
+from tests.graph.test_graph_workbench import DEMO_QUESTIONS  # noqa: E402  the answer-key questions
 
 
 def demo_spread() -> dict:

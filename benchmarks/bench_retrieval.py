@@ -85,6 +85,8 @@ def replicate(src: Path, dst: Path, target_chunks: int, seed: int = 0) -> Workbe
     base = Workbench(src, Settings())
     rng = np.random.default_rng(seed)
     wb = Workbench(dst, Settings())
+    wb.vectors.count()  # open (and sync) the empty store now: opened after the first copy's
+    # rows are committed, the sync would re-embed that copy's chunks instead of using its vectors
     con = base.catalog.conn
     docs = con.execute("SELECT * FROM documents WHERE status = 'indexed'").fetchall()
     chunk_rows = con.execute("SELECT * FROM chunks").fetchall()
