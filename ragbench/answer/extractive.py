@@ -54,10 +54,14 @@ STRONG_COSINE = 0.62
 COSINE_FLOOR = 0.35
 """Below this the words matched but the meaning did not ("capital of France" vs "coverage in
 France and Italy"): no support on words alone."""
-SHORTLIST = 24
+SHORTLIST = 16
 """Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
 W_LEXICAL, W_MEANING, W_RANK = 0.5, 1.0, 0.05
 CONTEXT_CREDIT = 0.5
+LEAD_BONUS = 0.1
+"""For a document's first sentence: what it is about, said by the document itself."""
+NOVELTY = 0.25
+"""Bonus per share of the question's weight that a pick adds to what earlier picks cover."""
 FRAMING = frozenset(stem(w) for w in (
     "say", "says", "said", "tell", "told", "mention", "mentions", "think", "thinks", "describe",
     "describes", "explain", "explains", "summarise", "summarize", "summary", "overview",
@@ -130,6 +134,10 @@ class _Candidate:
     words: set[str] = field(default_factory=set)
     complete: bool = False
     """Every question word is in the passage or in what it is filed under."""
+    lead: bool = False
+    """The first answerable passage of a document (its defining sentence, as a rule)."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """The question words it holds, each with its share of the question's weight."""
 
 
 class _VectorCache:
@@ -198,13 +206,16 @@ def _candidates(q_terms: set[str], results: Sequence[RetrievalResult]) -> list[_
             result.lens.replace("-", " ").replace("_", " "), result.source_title,
             result.section_path, result.file_name.rsplit(".", 1)[0].replace("-", " "))))))
         siblings = passages(result.text)
+        lead = result.chunk_index == 0
         for passage in siblings:
             if not passage.answerable:
                 continue
+            is_lead, lead = lead and passage.kind == "sentence", False
             words = set(content_words(passage.text))
             context = ((meta | set(content_words(passage.heading))) & q_terms) - words
             out.append(_Candidate(passage, result, rank, siblings, words & q_terms, context,
-                                  words=words, complete=q_terms <= words | context))
+                                  words=words, complete=q_terms <= words | context,
+                                  lead=is_lead))
     return out
 
 
@@ -213,8 +224,9 @@ def _score(candidates: list[_Candidate], q_terms: set[str]) -> None:
     idf = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in q_terms}
     total = sum(idf.values()) or 1.0
     for c in candidates:
-        c.coverage = (sum(idf[t] for t in c.terms)
-                      + CONTEXT_CREDIT * sum(idf[t] for t in c.context)) / total
+        c.weights = {t: idf[t] / total for t in c.terms}
+        c.weights.update({t: CONTEXT_CREDIT * idf[t] / total for t in c.context})
+        c.coverage = sum(c.weights.values())
         c.score = W_LEXICAL * c.coverage + W_RANK / (1 + c.rank)
 
 
@@ -267,23 +279,33 @@ def _similar(a: _Candidate, b: _Candidate) -> bool:
     return len(a.words & b.words) / len(a.words | b.words) >= 0.7
 
 
+def _adjusted(c: _Candidate, chosen: list[_Candidate], covered: set[str],
+              doc_penalty: float) -> float:
+    """A candidate's score given the picks so far (see `_select`)."""
+    same = sum(1 for x in chosen if x.result.doc_id == c.result.doc_id)
+    novel = sum(w for t, w in c.weights.items() if t not in covered) if chosen else 0.0
+    return c.score - doc_penalty * same + NOVELTY * novel
+
+
 def _select(ranked: list[_Candidate], n: int, doc_penalty: float) -> list[_Candidate]:
-    """Greedy picks: best adjusted score, a penalty per pick already from the same document."""
+    """Greedy picks by adjusted score: a penalty per pick already from the same document, a
+    bonus for question words no pick holds yet ("X or Y?" hears about both).
+    """
     best = ranked[0].score
     pool = [c for c in ranked if c.score >= best * 0.55 and _supports_some(c)]
     chosen: list[_Candidate] = []
+    covered: set[str] = set()
     while pool and len(chosen) < n:
-        def adjusted(c: _Candidate) -> float:
-            return c.score - doc_penalty * sum(1 for x in chosen if x.result.doc_id
-                                               == c.result.doc_id)
-        pick = max(pool, key=adjusted)
-        pool.remove(pick)
-        if adjusted(pick) < best * 0.5 or any(_similar(pick, x) for x in chosen):
+        scores = [_adjusted(c, chosen, covered, doc_penalty) for c in pool]
+        at = max(range(len(pool)), key=scores.__getitem__)
+        pick = pool.pop(at)
+        if scores[at] < best * 0.5 or any(_similar(pick, x) for x in chosen):
             continue
         if any(x.result.chunk_id == pick.result.chunk_id and pick.passage.antecedent is not None
                and x.passage is pick.siblings[pick.passage.antecedent] for x in chosen):
             continue  # its antecedent is already an answer sentence: keep the answer short
         chosen.append(pick)
+        covered |= set(pick.weights)
     return chosen
 
 
@@ -327,6 +349,8 @@ def extract(
     _score(candidates, q_terms)
     for c in candidates:
         c.score += _answer_type_bonus(question, c.passage.text)
+        if c.lead:
+            c.score += LEAD_BONUS
     candidates.sort(key=lambda c: -c.score)
     shortlist = candidates[:SHORTLIST]
     _add_meaning(question, shortlist, embedder)

@@ -26,7 +26,8 @@ _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\**[A-Z][\w-]*(?: [\w-]+){0,2}\**\s*:\**\s")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]*]*\s+(?=[A-Z0-9\"'(\[*])")
 _ABBREVIATION = re.compile(
-    r"(?:^|[\s(])(?:[A-Z]|[A-Z]\.[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Inc|"
+    r"(?:^|[\s(])(?:[A-Za-z]|[A-Z]\.[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Inc|"
+    r"Adm|Gov|Sen|Rep|Maj|Cpl|Pvt|Fr|Hon|Bros|vol|pp|ed|est|op|"
     r"Ltd|Co|Corp|No|Nos|vs|etc|Mt|Ft|approx|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
     r"e\.g|i\.e|cf|al|ca)$")
 _META = (r"author|authors|owner|owners|status|date|dated|audience|reviewers?|deciders?|"
@@ -139,8 +140,9 @@ def _split_sentences(text: str, start: int) -> list[tuple[int, int]]:
         stop = m.start() + 1
         while stop < len(text) and text[stop] in "\"')]*":
             stop += 1
-        if _ABBREVIATION.search(text[begin:m.start()]):
-            continue
+        before = text[begin:m.start()]
+        if _ABBREVIATION.search(before) or before.count("(") > before.count(")"):
+            continue  # "Dr. No", "U.S. Army", "(c. 953 – c. 1029)": not a sentence end
         spans.append((begin, stop))
         begin = m.end()
     spans.append((begin, len(text)))

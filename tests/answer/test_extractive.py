@@ -17,10 +17,11 @@ pytestmark = pytest.mark.unit
 
 
 def result(cid: str, text: str, lens: str = "team", title: str = "Doc", rank: int = 1,
-           doc: str | None = None) -> RetrievalResult:
+           doc: str | None = None, index: int = 0) -> RetrievalResult:
     return RetrievalResult(
-        chunk_id=cid, doc_id=doc or f"doc-{cid}", source_id=f"{lens}/{cid}.md", source_title=title,
-        file_name=f"{cid}.md", lens=lens, chunk_index=0, total_chunks=1, chunk_type="text",
+        chunk_id=cid, doc_id=doc or f"doc-{cid}", source_id=f"{lens}/{cid}.md",
+        source_title=title, file_name=f"{cid}.md", lens=lens, chunk_index=index,
+        total_chunks=index + 1, chunk_type="text",
         section_path="", page_number=None, line_from=None, line_to=None, start_char=0,
         end_char=len(text), text=text, score=1.0, rank=rank, mode="hybrid")
 
@@ -141,8 +142,8 @@ def test_broad_question_draws_on_several_documents(monkeypatch):
            "Engineering signed off the migration runbook for the cutover. "
            "Engineering tracks migration replication lag on a dashboard.")
     other = "The migration finishes in April, a month late."  # "engineering" only as its lens
-    results = [result("f00000000002", other, lens="engineering"),
-               result("f00000000001", one, lens="engineering")]
+    results = [result("f00000000002", other, lens="engineering", index=1),
+               result("f00000000001", one, lens="engineering", index=1)]
     question = "What does engineering say about the migration?"
     broad = extract(question, results, sentences=2)
     assert {e.chunk_id for e in broad.extracts} == {"f00000000001", "f00000000002"}
@@ -199,3 +200,11 @@ def test_disagreement_sentence_cites_both_sides_official_first():
     assert text.endswith("[C:e00000000002].")
     block = prompt_block([f], results)
     assert "POTENTIAL CONTRADICTIONS" in block and "[C:e00000000001]" in block
+
+
+def test_sentences_do_not_end_inside_brackets_or_after_abbreviations():
+    text = ("Abu Bakr al-Karaji (c. 953 – c. 1029) was a Persian mathematician. Rear Adm. J. "
+            "Edward Snyder commanded the U.S. Navy battleship. It served in Vietnam.")
+    assert [p.text for p in passages(text)] == [
+        "Abu Bakr al-Karaji (c. 953 – c. 1029) was a Persian mathematician.",
+        "Rear Adm. J. Edward Snyder commanded the U.S. Navy battleship. It served in Vietnam."]
