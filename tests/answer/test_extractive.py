@@ -208,3 +208,37 @@ def test_sentences_do_not_end_inside_brackets_or_after_abbreviations():
     assert [p.text for p in passages(text)] == [
         "Abu Bakr al-Karaji (c. 953 – c. 1029) was a Persian mathematician.",
         "Rear Adm. J. Edward Snyder commanded the U.S. Navy battleship. It served in Vietnam."]
+
+
+def test_llm_prompt_carries_the_contradictions_and_the_rule():
+    from ragbench.answer.answerer import Answerer
+    from ragbench.answer.llm import LLMReply
+    from ragbench.config import Settings
+
+    results = [result("e00000000001", "| Fact | Value |\n|---|---|\n| Tidepool GA | Q3 2026 |",
+                      lens="team-structured", title="Roadmap", doc="doc-a"),
+               result("e00000000002", "We expect Tidepool general availability in Q4 2026.",
+                      lens="external-analyst", title="Brief", doc="doc-b")]
+
+    class Retriever:
+        def search(self, *args, **kwargs):
+            return results
+
+    class Model:
+        messages: list = []
+
+        def complete(self, messages, max_tokens=512, temperature=0.0, json_mode=False):
+            Model.messages = messages
+            return LLMReply(text="Sources disagree: Q3 2026 [C:e00000000001]; Q4 2026 "
+                                 "[C:e00000000002].", usage={})
+
+    answerer = Answerer(Retriever(), Settings(llm_backend="openai"))  # type: ignore[arg-type]
+    answerer.chat_model = lambda backend=None: Model()  # type: ignore[method-assign]
+    r = answerer.ask("When is Tidepool GA planned?", references=False,
+                     contradictions=lambda ids: [finding()])
+    system, user = Model.messages[0]["content"], Model.messages[1]["content"]
+    assert "sources disagree" in system and "POTENTIAL CONTRADICTIONS" in user
+    assert "[C:e00000000001]" in user.split("POTENTIAL CONTRADICTIONS")[1]
+    assert r.answer == "Sources disagree: Q3 2026 [1]; Q4 2026 [2]." and r.contradictions
+    plain = answerer.ask("When is Tidepool GA planned?", references=False)
+    assert plain.answer and "POTENTIAL" not in Model.messages[1]["content"]
