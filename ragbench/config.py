@@ -96,6 +96,16 @@ class Settings(BaseModel):
     llm_max_tokens: int = Field(512, ge=16, le=8192)
     answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
     max_upload_mb: int = Field(200, ge=1, le=4096)
+    max_file_mb: int = Field(
+        200, ge=1, le=65536,
+        description="largest file any ingest (CLI, API, app, attachments excepted) accepts; "
+        "bigger files are refused before they are read",
+    )
+    follow_symlinks: Literal["inside_root", "always", "never"] = Field(
+        "inside_root",
+        description="ingest of symbolic links: only those resolving inside the ingest root, "
+        "all of them, or none",
+    )
     graph_similarity_threshold: float = Field(
         0.80, ge=0.5, le=0.95, description="cosine above which two chunks get a SIMILAR_TO edge"
     )

@@ -36,6 +36,7 @@ from ragbench.archive.ops import set_links
 from ragbench.chunking.chunker import chunk_document
 from ragbench.config import Settings
 from ragbench.embeddings.embedders import CachedEmbedder
+from ragbench.errors import StoreError
 from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
 from ragbench.ingest import versioning
 from ragbench.ingest.context import (
@@ -45,6 +46,7 @@ from ragbench.ingest.context import (
     document_header,
     make_summarizer,
 )
+from ragbench.ingest.uploads import safe_file_name
 from ragbench.models import Block, Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
 from ragbench.parsers import parse_bytes
 from ragbench.parsers.base import ParseError
@@ -66,6 +68,10 @@ def _pause_point(name: str) -> None:
         if marker:
             Path(marker).write_text(name, encoding="utf-8")
         time.sleep(float(os.environ.get("RAGBENCH_PAUSE_SECONDS", "120")))
+
+
+class _OriginalNotWritten(StoreError):
+    """The original of a file could not be saved under files/<doc_id>/ (that file fails)."""
 
 
 @dataclass
@@ -124,6 +130,8 @@ class Ingestor:
         self._embedder = embedder
         self.settings = settings
         self.files_dir = files_dir
+        # the workspace write lock around each store step (ragbench.store.lock; set by the facade)
+        self.write_lock: Callable[[], AbstractContextManager[object]] = nullcontext
 
     # --- decision ----------------------------------------------------------------------------
 
@@ -192,6 +200,7 @@ class Ingestor:
         self, doc_id: str, source_id: str, name: str, data: bytes, decision: Decision,
         parent: DocumentRecord | None, path: list[str],
     ) -> DocumentRecord:
+        name = safe_file_name(name)  # stored as files/<doc_id>/<name>: never `..`, NUL, 255+ bytes
         return DocumentRecord(
             doc_id=doc_id,
             source_id=source_id,
@@ -225,6 +234,7 @@ class Ingestor:
         `metadata` (e.g. `{"external_id": ...}`, the id a caller knows the file by) is added to
         this file's record over what the parser found; attachments do not inherit it.
         """
+        name = safe_file_name(name)
         path = (path or []) + [name]
         doc_id = compute_doc_id(source_id, file_hash(data))
         record = self._record(doc_id, source_id, name, data, decision, parent, path)
@@ -243,7 +253,7 @@ class Ingestor:
         failures: list[FileResult] = []
         seen: dict[str, int] = {}
         for att in parsed.attachments:
-            att_name = Path(att.name.replace("\\", "/")).name or "attachment"
+            att_name = safe_file_name(att.name, "attachment")
             count = seen[att_name.lower()] = seen.get(att_name.lower(), 0) + 1
             child_source = f"{source_id}/{att_name}".lower() + (f"~{count}" if count > 1 else "")
             shown = "/".join([*path, att_name])
@@ -305,12 +315,22 @@ class Ingestor:
         start = time.perf_counter()
         result, units = planned.result, planned.units
         try:
-            self._store(units, planned.decision.replaced, progress)
+            with self.write_lock():
+                top = units[0].record
+                if self.decide(top.doc_id, top.source_id, top.lens).action == "skipped":
+                    # the same file was stored by another ingest meanwhile: not a collision
+                    result.status, result.reason = "skipped", "indexed meanwhile by another ingest"
+                    result.chunks = len(units[0].chunks)
+                    return [result]
+                self._store(units, planned.decision.replaced, progress)
         except (IdCollisionError, sqlite3.IntegrityError) as e:
             result.status, result.error = "failed", f"id collision, nothing stored: {e}"
             return [result]
         except ArchiveError as e:
             result.status, result.error = "failed", f"archive not written, nothing stored: {e}"
+            return [result]
+        except _OriginalNotWritten as e:
+            result.status, result.error = "failed", f"original not written, nothing stored: {e}"
             return [result]
         result.chunks = len(units[0].chunks)
         result.seconds = planned.own_seconds + time.perf_counter() - start
@@ -372,12 +392,17 @@ class Ingestor:
         vectors = self._embed(chunks, progress)
         for unit in units:  # originals, for view/download; written before they are referenced
             folder = self.files_dir / unit.record.doc_id
-            folder.mkdir(parents=True, exist_ok=True)
-            # a new file swapped in, never rewritten in place: the archive's copy of the
-            # original may be a hard link to the old one (see ArchiveItem.source)
-            incoming = folder / ".incoming.tmp"
-            incoming.write_bytes(unit.data)
-            os.replace(incoming, folder / unit.record.file_name)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                # a new file swapped in, never rewritten in place: the archive's copy of the
+                # original may be a hard link to the old one (see ArchiveItem.source)
+                incoming = folder / ".incoming.tmp"
+                incoming.write_bytes(unit.data)
+                os.replace(incoming, folder / unit.record.file_name)
+            except (OSError, ValueError) as e:
+                raise _OriginalNotWritten(
+                    f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"
+                ) from e
         store = self._vectors()
         _pause_point("before_vectors")
         if chunks:

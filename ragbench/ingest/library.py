@@ -10,6 +10,7 @@ through `on_change` (the graph is derived data: its failure never fails an inges
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from collections import Counter
@@ -24,7 +25,7 @@ from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
 from ragbench.ingest.ingestor import Ingestor, Planned, Progress
-from ragbench.ingest.uploads import screen_uploads
+from ragbench.ingest.uploads import safe_file_name, screen_uploads
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, find_original, find_stale
 from ragbench.models import FileResult, IngestReport, NewDocument, Scalar
 from ragbench.store.catalog import Catalog
@@ -53,22 +54,62 @@ logger = logging.getLogger(__name__)
 
 def collect_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[FileResult]]:
     """Expand files and directories (recursively, sorted, hidden entries skipped)."""
+    files, missing, _ = collect_files_with_roots(paths)
+    return files, missing
+
+
+def collect_files_with_roots(
+    paths: Sequence[str | Path],
+) -> tuple[list[Path], list[FileResult], dict[Path, Path]]:
+    """`collect_files`, plus for each file found in a directory argument that directory
+    (its ingest root for the symlink rule, see `symlink_problem`).
+    """
     files: list[Path] = []
     missing: list[FileResult] = []
+    roots: dict[Path, Path] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files += sorted(
+            found = sorted(
                 p for p in path.rglob("*")
                 if p.is_file()
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
+            roots.update((p, path) for p in found)
+            files += found
         elif path.is_file():
             files.append(path)
         else:
             missing.append(FileResult(path=str(raw), status="failed",
                                       error=f"no such file or directory: {raw}"))
-    return files, missing
+    return files, missing, roots
+
+
+def symlink_problem(path: Path, root: Path, mode: str) -> str | None:
+    """Why the file `path` is not ingested under the `follow_symlinks` rule `mode`, or None.
+
+    `inside_root`: the path (or a folder on the way to it) may be a link, as long as the file
+    it resolves to lies inside `root` resolved; `never`: the file itself must not be a link;
+    `always`: no check.
+    """
+    if mode == "always":
+        return None
+    if mode == "never" and path.is_symlink():
+        return (f"{path} is a symbolic link (to {path.resolve()}); links are not followed "
+                "(setting follow_symlinks = never)")
+    real, base = path.resolve(), root.resolve()
+    if mode == "inside_root" and not real.is_relative_to(base):
+        return (f"{path} resolves to {real}, outside the ingest root {base}; links out of the "
+                "root are not followed (setting follow_symlinks: inside_root, always or never)")
+    return None
+
+
+def size_problem(size: int, max_mb: int) -> str | None:
+    """The refusal of a file of `size` bytes above `max_mb` MB (setting max_file_mb), or None."""
+    if size <= max_mb * 1024 * 1024:
+        return None
+    return (f"file is {size / 1048576:.1f} MB, above the limit of {max_mb} MB "
+            "(setting max_file_mb); refused before reading")
 
 
 def default_root(path: Path) -> Path:
@@ -78,6 +119,15 @@ def default_root(path: Path) -> Path:
     cwd = Path.cwd().resolve()
     resolved = path.resolve()
     return cwd if resolved.is_relative_to(cwd) else resolved.parent
+
+
+def _unresolved_root(path: Path) -> Path:
+    """`default_root` without following links: the current directory when the path as given
+    lies under it, else the folder holding it.
+    """
+    cwd = Path.cwd().resolve()
+    absolute = Path(os.path.abspath(path))
+    return cwd if absolute.is_relative_to(cwd) else absolute.parent
 
 
 def make_report(results: list[FileResult], started: float) -> IngestReport:
@@ -129,13 +179,20 @@ class Library:
         (default: see `default_root`). The workspace's own files are never ingested.
         """
         started = time.perf_counter()
-        files, results = collect_files(paths)
+        files, results, dir_roots = collect_files_with_roots(paths)
         own = self.workspace.resolve()
         files = [f for f in files if not f.resolve().is_relative_to(own)]
 
         def load(path: Path) -> Item:
             base = Path(root) if root else default_root(path)
+            link_root = Path(root) if root else dir_roots.get(path) or _unresolved_root(path)
+            refused = symlink_problem(path, link_root, self.settings.follow_symlinks)
+            if refused:
+                return FileResult(path=str(path), status="skipped", reason=refused)
             try:
+                too_big = size_problem(path.stat().st_size, self.settings.max_file_mb)
+                if too_big:
+                    return FileResult(path=str(path), status="failed", error=too_big)
                 data = path.read_bytes()
             except OSError as e:
                 return FileResult(path=str(path), status="failed",
@@ -157,7 +214,7 @@ class Library:
         started = time.perf_counter()
         loaded: list[Item] = []
         for name, data in items:
-            clean = Path(name.replace("\\", "/")).name or "upload"
+            clean = safe_file_name(name, "upload")
             loaded.append(FileItem(data, clean, f"{prefix}/{clean}".strip("/").lower(), clean))
         results = self.ingest_items(loaded, lens, progress, file_progress)
         return make_report(results, started)
@@ -243,6 +300,11 @@ class Library:
                 plans.append([item])
                 continue
             data, name, source_id, shown, metadata = item
+            too_big = size_problem(len(data), self.settings.max_file_mb)
+            if too_big:
+                plans.append([FileResult(path=shown, status="failed", source_id=source_id,
+                                         error=too_big)])
+                continue
             key = (source_id, file_hash(data))
             if key in seen:  # the same file twice in one call
                 plans.append([FileResult(path=shown, status="skipped", source_id=source_id,

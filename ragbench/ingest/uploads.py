@@ -22,6 +22,32 @@ from ragbench.store.catalog import Catalog
 
 MAX_NAME_CHARS = 120
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f<>:"|?*\\/]+')
+MAX_STORED_NAME_BYTES = 200
+"""Longest stored file name in UTF-8 bytes (file systems allow 255; room for `~N` and `.md`)."""
+
+
+def safe_file_name(name: str, fallback: str = "file") -> str:
+    """`name` made safe to store as `files/<doc_id>/<name>`, unchanged when it already is.
+
+    Names come from attachments and API callers, so they may be `..`, carry a path, control
+    characters (an RFC 2231 `%00` decodes to NUL) or run past the file system's 255 bytes.
+    Like the archive's `sanitize_name`, this keeps the last path component, drops control
+    characters, strips leading dots and spaces (no `..`, no hidden files) and cuts the name to
+    `MAX_STORED_NAME_BYTES` keeping a short extension; unlike it, ordinary punctuation stays,
+    so the source ids of existing attachments do not change. Empty becomes `fallback`.
+    """
+    text = "".join(ch for ch in str(name) if unicodedata.category(ch) != "Cc")
+    text = text.replace("\\", "/").rstrip("/ ").split("/")[-1]
+    text = text.strip().lstrip(". ").rstrip(" ")
+    if not text.strip("."):
+        return fallback
+    if len(text.encode("utf-8")) > MAX_STORED_NAME_BYTES:
+        stem, dot, ext = text.rpartition(".")
+        keep = "." + ext if dot and stem and 0 < len(ext) <= 16 else ""
+        budget = MAX_STORED_NAME_BYTES - len(keep.encode("utf-8"))
+        cut = (stem if keep else text).encode("utf-8")[:budget].decode("utf-8", "ignore")
+        text = cut.rstrip(" .") + keep
+    return text or fallback
 
 
 def sanitize_name(name: str) -> str:

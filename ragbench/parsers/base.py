@@ -6,6 +6,7 @@ Every parser appends blocks through `TextBuilder`, so block offsets are correct 
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -193,3 +194,48 @@ def add_table(
                             **location)
         added += block is not None
     return added
+
+
+# --- zip packages (OOXML and other zip-based formats) ------------------------------------------
+
+MAX_ZIP_UNCOMPRESSED = 512 * 1024 * 1024
+"""Largest total decompressed size of a zip package's members (512 MiB)."""
+
+MAX_ZIP_RATIO = 200
+"""Largest compression ratio of a member above `ZIP_RATIO_FLOOR` bytes (XML packs ~5-30x)."""
+
+ZIP_RATIO_FLOOR = 16 * 1024 * 1024
+"""Members smaller than this (16 MiB decompressed) are never refused for their ratio."""
+
+MAX_ZIP_MEMBERS = 20_000
+"""Most members a zip package may have."""
+
+
+def check_zip_package(archive: zipfile.ZipFile) -> None:
+    """Refuse a zip bomb before any member is decompressed (raises `ParseError`).
+
+    The limits apply to the sizes the central directory declares. Python's `zipfile` (used by
+    python-docx, python-pptx and openpyxl) never yields more than a member's declared size and
+    checks its CRC, so a package that lies about its sizes fails on read instead of inflating.
+    """
+    members = archive.infolist()
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise ParseError(
+            f"zip package has {len(members)} members, above the limit of {MAX_ZIP_MEMBERS} "
+            "(refused as a possible zip bomb)"
+        )
+    total = 0
+    for info in members:
+        total += info.file_size
+        if total > MAX_ZIP_UNCOMPRESSED:
+            raise ParseError(
+                f"zip package decompresses to more than {MAX_ZIP_UNCOMPRESSED // 1048576} MiB "
+                f"(limit MAX_ZIP_UNCOMPRESSED; refused as a possible zip bomb)"
+            )
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > ZIP_RATIO_FLOOR and ratio > MAX_ZIP_RATIO:
+            raise ParseError(
+                f"zip member {info.filename!r} expands {ratio:.0f}x "
+                f"({info.compress_size} to {info.file_size} bytes), above the compression ratio "
+                f"limit of {MAX_ZIP_RATIO}x (refused as a possible zip bomb)"
+            )

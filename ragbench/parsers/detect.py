@@ -13,7 +13,7 @@ import re
 import zipfile
 from pathlib import PurePath
 
-from ragbench.parsers.base import UnsupportedFormatError
+from ragbench.parsers.base import ParseError, UnsupportedFormatError, check_zip_package
 from ragbench.parsers.text import decode_text, looks_binary
 
 FORMATS: tuple[str, ...] = ("txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml")
@@ -69,6 +69,10 @@ def _office_format(data: bytes, filename: str) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
+            try:
+                check_zip_package(archive)
+            except ParseError as e:
+                raise ParseError(f"cannot parse {filename}: {e}") from e
             mimetype = archive.read("mimetype")[:80] if "mimetype" in names else b""
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
         ext = extension_of(filename)
