@@ -8,11 +8,17 @@ Prints one JSON object. Peers measured in the same process on the same text:
 - re-ingest: the first ingest of the same corpus into an empty workspace;
 - embedding_runtimes: `embedding_runtime` torch / onnx / onnx-int8 throughput (texts/s and
   windows/s) on SciFact texts and ~1024-token chunks beside `SentenceTransformer.encode`,
-  interleaved rounds, and the cosine of each ONNX path's vectors to torch's (issue 17).
+  interleaved rounds, and the cosine of each ONNX path's vectors to torch's (issue 17);
+- quality: SciFact nDCG@10 (vector, hybrid) of each runtime via `ragbench eval beir`, and a
+  verdict: which runtimes pass the issue-17 bar (>= 2.5x torch throughput, <= 0.5 point
+  nDCG@10 loss, cosine >= 0.99) and the fastest of them, beside the configured default.
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--scifact DIR] [--repeat N]
         [--chunk-rounds N] [--runtime-texts N] [--runtime-chunks N] [--cosine-texts N]
-        [--skip chunking|embedding|embedding_runtimes|reingest ...]
+        [--eval-workspace DIR] [--eval-limit N]
+        [--skip chunking|embedding|embedding_runtimes|quality|reingest ...]
+
+A section whose input folder is absent is skipped and named under "skipped" in the JSON.
 
 `--corpus` is a folder of documents (default: ../shared/fixtures/docs); `--scifact` the BEIR
 SciFact folder (default: ../shared/datasets/scifact). Targets (issue 2): chunking >= 1.2x the
@@ -28,6 +34,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -310,6 +317,103 @@ def bench_embedding_runtimes(
     return out
 
 
+RUNTIMES = ("torch", "onnx", "onnx-int8")
+
+
+def scifact_subset(folder: Path, documents: int, target: Path, seed: int = 17) -> dict:
+    """A smaller SciFact: every document judged relevant for a test query, plus seeded random
+    other documents up to `documents` in all; every test query and its qrels are kept.
+
+    Absolute nDCG@10 on it is higher than on the full corpus (fewer distractors), but every
+    runtime is scored on the same subset, which is what the loss against torch needs.
+    """
+    import random
+
+    qrels = (folder / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    judged = {line.split("\t")[1] for line in qrels[1:] if line.strip()}
+    rows = (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    ids = [json.loads(r)["_id"] for r in rows]
+    others = [i for i in ids if i not in judged]
+    keep = judged | set(random.Random(seed).sample(others, max(0, documents - len(judged))))
+    (target / "qrels").mkdir(parents=True, exist_ok=True)
+    (target / "corpus.jsonl").write_text(
+        "\n".join(r for r, i in zip(rows, ids, strict=True) if i in keep) + "\n",
+        encoding="utf-8")
+    shutil.copy(folder / "queries.jsonl", target / "queries.jsonl")
+    shutil.copy(folder / "qrels" / "test.tsv", target / "qrels" / "test.tsv")
+    return {"documents": len(keep), "judged_relevant": len(judged & set(ids)),
+            "random_others": len(keep) - len(judged & set(ids)), "seed": seed,
+            "of_corpus": len(ids), "queries": "all test queries"}
+
+
+def bench_quality(scifact: Path, workspace: Path, runtimes: list[str], limit: int | None) -> dict:
+    """SciFact nDCG@10 (vector, hybrid) of each `embedding_runtime` via `ragbench eval beir`.
+
+    One CLI run per runtime with `RAGBENCH_EMBEDDING_RUNTIME` set, at nice 10. The eval
+    workspace is keyed by corpus content and ingest settings (the runtime included), so a
+    second run of this benchmark reuses each runtime's index and only re-runs the queries.
+    Losses are in nDCG points (x100) against torch fp32.
+    """
+    out: dict[str, Any] = {"workspace": str(workspace), "queries_limit": limit, "runs": {}}
+    for runtime in runtimes:
+        cli = str(Path(sys.executable).with_name("ragbench"))
+        cmd = ["nice", "-n", "10", cli, "eval", "beir",
+               str(scifact), "--mode", "vector", "--mode", "hybrid", "--workspace",
+               str(workspace), "--json"] + (["--limit", str(limit)] if limit else [])
+        env = {**os.environ, "RAGBENCH_EMBEDDING_RUNTIME": runtime}
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT,
+                              check=False)
+        seconds = round(time.perf_counter() - start, 1)
+        if proc.returncode != 0:
+            out["runs"][runtime] = {"error": (proc.stderr or proc.stdout).strip()[-500:]}
+            continue
+        result = json.loads(proc.stdout)
+        out["runs"][runtime] = {
+            "ndcg@10": {m: round(r["ndcg@10"], 4) for m, r in result["modes"].items()},
+            "recall@100": {m: round(r["recall@100"], 4) for m, r in result["modes"].items()},
+            "documents": result["documents"], "chunks": result["chunks"],
+            "index_reused": result["workspace"]["reused"], "ingest": result["ingest"],
+            "wall_s": seconds,
+        }
+    base = out["runs"].get("torch", {}).get("ndcg@10")
+    if base:
+        out["loss_points_vs_torch"] = {
+            rt: {m: round(100 * (base[m] - v), 2) for m, v in r["ndcg@10"].items()}
+            for rt, r in out["runs"].items() if rt != "torch" and "ndcg@10" in r}
+    return out
+
+
+def verdict(result: dict) -> dict:
+    """Which runtimes pass the issue-17 bar, the fastest of them, and the configured default.
+
+    Bar: throughput >= 2.5x torch fp32 on both text sets (median of interleaved rounds),
+    nDCG@10 loss <= 0.5 point in vector and hybrid mode, cosine to torch >= 0.99 (mean and
+    minimum over the cosine texts are both reported; the bar is applied to the mean, and the
+    minimum is shown so a bad tail is visible).
+    """
+    runtimes = result.get("embedding_runtimes", {})
+    quality = result.get("quality", {}).get("loss_points_vs_torch", {})
+    rows: dict[str, Any] = {}
+    for rt in RUNTIMES[1:]:
+        speed = [runtimes.get(k, {}).get("speedup_vs_torch", {}).get(rt, {}).get("median")
+                 for k in ("scifact_texts", "chunks_1024")]
+        cos = runtimes.get("cosine_vs_torch", {}).get(rt, {})
+        loss = quality.get(rt)
+        checks = {
+            "speedup_ge_2.5": None if None in speed else min(speed) >= 2.5,  # type: ignore
+            "ndcg_loss_le_0.5": None if not loss else max(loss.values()) <= 0.5,
+            "cosine_mean_ge_0.99": None if not cos else cos["mean"] >= 0.99,
+        }
+        rows[rt] = {"speedup_min": None if None in speed else min(speed),  # type: ignore
+                    "cosine": cos, "ndcg_loss_points": loss, "checks": checks,
+                    "passes": all(v is True for v in checks.values())}
+    passing = [rt for rt in rows if rows[rt]["passes"]]
+    fastest = max(passing, key=lambda rt: rows[rt]["speedup_min"]) if passing else "torch"
+    return {"runtimes": rows, "fastest_passing": fastest,
+            "configured_default": Settings().embedding_runtime}
+
+
 def bench_reingest(corpus: Path) -> dict:
     """First ingest into an empty workspace vs ingesting the unchanged corpus again."""
     work = Path(tempfile.mkdtemp(prefix="ragbench-bench-"))
@@ -351,19 +455,37 @@ def main() -> None:
                     help="~1024-token chunks for the embedding_runtimes throughput")
     ap.add_argument("--cosine-texts", type=int, default=1000,
                     help="SciFact texts for the torch-vs-ONNX cosine")
+    ap.add_argument("--eval-workspace", type=Path, default=ROOT / "data",
+                    help="workspace of the SciFact evals (indexes are reused per runtime)")
+    ap.add_argument("--eval-limit", type=int, default=None,
+                    help="only the first N SciFact queries in the quality section")
+    ap.add_argument("--eval-docs", type=int, default=None,
+                    help="quality on a SciFact subset of N documents: all judged-relevant "
+                         "ones plus seeded random others (default: the full corpus)")
+    ap.add_argument("--eval-runtimes", nargs="*", choices=list(RUNTIMES), default=None,
+                    help="runtimes of the quality section (default: all)")
     ap.add_argument("--skip", nargs="*", default=[],
-                    choices=["chunking", "embedding", "embedding_runtimes", "reingest"])
+                    choices=["chunking", "embedding", "embedding_runtimes", "quality",
+                             "reingest"])
     args = ap.parse_args()
-    for path in (args.corpus, args.scifact):
-        if not path.exists():
-            sys.exit(f"missing input folder {path}")
     settings = Settings()
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "settings": {"chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap},
+        "settings": {"chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,
+                     "embedding_runtime": settings.embedding_runtime},
+        "skipped": {},
     }
-    sci = scifact_documents(args.scifact)
-    fix = fixture_documents(args.corpus)
+    # a section whose input folder is absent is skipped with the reason in the JSON
+    needs = {"chunking": [args.corpus, args.scifact], "embedding": [args.scifact],
+             "embedding_runtimes": [args.scifact], "quality": [args.scifact],
+             "reingest": [args.corpus]}
+    for section, folders in needs.items():
+        missing = [str(f) for f in folders if not f.exists()]
+        if missing and section not in args.skip:
+            result["skipped"][section] = f"input folder absent: {', '.join(missing)}"
+            args.skip.append(section)
+    sci = scifact_documents(args.scifact) if args.scifact.exists() else []
+    fix = fixture_documents(args.corpus) if args.corpus.exists() else []
     if "chunking" not in args.skip:
         size, overlap = settings.chunk_size, settings.chunk_overlap
         result["chunking"] = {
@@ -380,6 +502,17 @@ def main() -> None:
         result["embedding_runtimes"] = bench_embedding_runtimes(
             many[: args.runtime_texts], chunks[: args.runtime_chunks],
             many[: args.cosine_texts], max(1, args.repeat))
+    if "quality" not in args.skip:
+        dataset, subset = args.scifact, None
+        if args.eval_docs:
+            # a stable folder name, so the eval workspace (keyed by content) is reused
+            dataset = args.eval_workspace / "bench-subsets" / f"scifact-{args.eval_docs}"
+            subset = scifact_subset(args.scifact, args.eval_docs, dataset)
+        result["quality"] = bench_quality(dataset, args.eval_workspace,
+                                          args.eval_runtimes or list(RUNTIMES), args.eval_limit)
+        result["quality"]["corpus_subset"] = subset or "full SciFact corpus"
+    if "embedding_runtimes" not in args.skip or "quality" not in args.skip:
+        result["verdict"] = verdict(result)
     if "reingest" not in args.skip:
         result["reingest"] = bench_reingest(args.corpus)
     print(json.dumps(result, indent=2))
