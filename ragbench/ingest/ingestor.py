@@ -304,6 +304,9 @@ class Ingestor:
             result.status, result.error, result.reason = "failed", str(e), ""
             result.seconds = time.perf_counter() - start
             return [result]
+        partial = partial_note(units[0].record.metadata)
+        if partial:
+            result.reason = f"{result.reason}; {partial}" if result.reason else partial
         return Planned(result, decision, units, failures, start,
                        own_seconds=time.perf_counter() - start)
 
@@ -449,6 +452,17 @@ class Ingestor:
         embedder = self._embedder()
         report = (lambda done, total: progress("embed", done, total)) if progress else None
         return embedder.embed([c.embedding_text for c in chunks], progress=report)
+
+
+def partial_note(metadata: Mapping[str, object]) -> str:
+    """"N of M pages failed (...)" when the parser lost pages (PDF `failed_pages`), else ""."""
+    failed = metadata.get("failed_pages")
+    if not isinstance(failed, list) or not failed:
+        return ""
+    total = metadata.get("pages")
+    of = f" of {total}" if isinstance(total, int) else ""
+    return (f"{len(failed)}{of} pages failed (text extraction; their text is missing): "
+            f"pages {', '.join(str(p) for p in failed)}")
 
 
 def vector_meta(

@@ -6,6 +6,8 @@ Every parser appends blocks through `TextBuilder`, so block offsets are correct 
 
 from __future__ import annotations
 
+import io
+import re
 import zipfile
 from collections.abc import Sequence
 from typing import Any
@@ -239,3 +241,40 @@ def check_zip_package(archive: zipfile.ZipFile) -> None:
                 f"({info.compress_size} to {info.file_size} bytes), above the compression ratio "
                 f"limit of {MAX_ZIP_RATIO}x (refused as a possible zip bomb)"
             )
+
+
+_STRICT_NS = re.compile(
+    rb"http://purl\.oclc\.org/ooxml/(spreadsheetml|wordprocessingml|presentationml|drawingml"
+    rb"|officeDocument)/(\w+)"
+)
+_STRICT_NAMES = {b"officeDocument/relationships": b"officeDocument/2006/relationships",
+                 b"officeDocument/extendedProperties":
+                     b"officeDocument/2006/extended-properties"}
+
+
+def _transitional(match: re.Match[bytes]) -> bytes:
+    key = match.group(1) + b"/" + match.group(2)
+    return b"http://schemas.openxmlformats.org/" + _STRICT_NAMES.get(
+        key, match.group(1) + b"/2006/" + match.group(2)
+    )
+
+
+def strict_to_transitional(data: bytes) -> bytes:
+    """A Strict OOXML package (ISO 29500 Strict, namespaces `purl.oclc.org/ooxml/...`)
+    rewritten with the Transitional namespaces python-docx, python-pptx and openpyxl know.
+
+    Elements are the same in both flavours; only the namespace URIs (and the relationship
+    types built on them) differ. A Transitional package is returned unchanged.
+    """
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        rels = archive.read("_rels/.rels") if "_rels/.rels" in archive.namelist() else b""
+        if b"purl.oclc.org/ooxml/" not in rels:
+            return data
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+            for info in archive.infolist():
+                content = archive.read(info)
+                if info.filename.endswith((".xml", ".rels")):
+                    content = _STRICT_NS.sub(_transitional, content)
+                target.writestr(info, content)
+    return out.getvalue()

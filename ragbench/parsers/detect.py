@@ -133,6 +133,10 @@ def detect_format(data: bytes, filename: str) -> str:
     if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _office_format(data, filename)
     binary = looks_binary(data)
+    if data.startswith(b"\xd0\xcf\x11\xe0") and (ext == ".msg" or b"_\x00_\x00s\x00u\x00b\x00"
+                                                   b"s\x00t\x00g\x00_\x001\x000\x00" in data):
+        raise _unsupported(filename, "an Outlook message (.msg, OLE compound file; save it as "
+                                     ".eml to ingest it, no offline .msg reader is installed)")
     for magic, what in _MAGIC:
         if data.startswith(magic) and (binary or magic not in _WEAK_MAGIC):
             raise _unsupported(filename, f"a {what}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,18 +21,22 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from ragbench.models import ParsedDocument
-from ragbench.parsers.base import TextBuilder, add_table, clean_text
+from ragbench.parsers.base import TextBuilder, add_table, clean_text, strict_to_transitional
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 
 
-def _body_items(doc: Document, element: Any) -> Iterator[Paragraph | Table]:
-    """Paragraphs and tables of a body-like element in order, content controls unwrapped."""
+def _body_items(doc: Document, element: Any) -> Iterator[Paragraph | Table | Any]:
+    """Paragraphs and tables of a body-like element in order, content controls unwrapped;
+    `w:altChunk` elements (imported HTML/text parts) are yielded as they are.
+    """
     for child in element.iterchildren():
         if child.tag == qn("w:p"):
             yield Paragraph(child, doc)
         elif child.tag == qn("w:tbl"):
             yield Table(child, doc)
+        elif child.tag == qn("w:altChunk"):
+            yield child
         elif child.tag == qn("w:sdt"):
             for content in child.iterchildren(qn("w:sdtContent")):
                 yield from _body_items(doc, content)
@@ -134,8 +139,112 @@ class _ListGroup:
         self.reset()
 
 
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+_M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
+_R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+
+
+def _xml_paragraphs(element: Any) -> list[str]:
+    """The texts of the `w:p` paragraphs under an XML element (tabs and breaks as spaces)."""
+    texts = []
+    for para in element.iter(qn("w:p")):
+        parts = [node.text or "" if node.tag == qn("w:t") else " "
+                 for node in para.iter(qn("w:t"), qn("w:tab"), qn("w:br"))
+                 if not _in_fallback(node, para)]
+        text = " ".join(clean_text("".join(parts)).split())
+        if text:
+            texts.append(text)
+    return texts
+
+
+def _in_fallback(node: Any, stop: Any) -> bool:
+    """True when `node` sits in an `mc:Fallback` (a copy of the `mc:Choice` content)."""
+    parent = node.getparent()
+    while parent is not None and parent is not stop:
+        if parent.tag == _MC_FALLBACK:
+            return True
+        parent = parent.getparent()
+    return False
+
+
+def _text_boxes(paragraph: Paragraph) -> list[str]:
+    """Texts of the text boxes and shapes anchored in a paragraph (each once)."""
+    boxes = [box for box in paragraph._p.iter(qn("w:txbxContent"))
+             if not _in_fallback(box, paragraph._p)]
+    outer = [b for b in boxes if not any(a in boxes for a in b.iterancestors())]
+    return [" ".join(_xml_paragraphs(box)) for box in outer if _xml_paragraphs(box)]
+
+
+def _equations(paragraph: Paragraph) -> str:
+    """The linear text of the OMML equations in a paragraph (`m:t` runs joined)."""
+    maths = [m for m in paragraph._p.iter(f"{_M}oMath")
+             if not any(a.tag == f"{_M}oMath" for a in m.iterancestors())]
+    return " ".join("".join(t.text or "" for t in m.iter(f"{_M}t")) for m in maths).strip()
+
+
+def _alt_chunk(doc: Document, element: Any, builder: TextBuilder) -> None:
+    """Add the content of an `w:altChunk` part (HTML or plain text imported into the body)."""
+    from ragbench.parsers.html import render_html
+    from ragbench.parsers.text import decode_text
+
+    try:
+        part = doc.part.related_parts[element.get(_R_ID)]
+    except KeyError:
+        return
+    content_type = str(getattr(part, "content_type", "")).lower()
+    blob = part.blob
+    if "html" in content_type or blob.lstrip()[:200].lower().startswith((b"<!doctype", b"<html")):
+        render_html(decode_text(blob), builder)
+    elif content_type.startswith("text/"):
+        builder.add(clean_text(decode_text(blob)))
+
+
+_NOTE_PARTS = (("word/footnotes.xml", "footnote", "Footnote"),
+               ("word/endnotes.xml", "endnote", "Endnote"),
+               ("word/comments.xml", "comment", "Comment"))
+
+
+def _side_parts(data: bytes, builder: TextBuilder) -> None:
+    """Add headers/footers (each distinct text once), footnotes, endnotes and comments."""
+    from lxml import etree
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = set(archive.namelist())
+
+        def root(name: str) -> Any:
+            parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+            return etree.fromstring(archive.read(name), parser)
+
+        seen: set[str] = set()
+        for kind in ("header", "footer"):
+            for name in sorted(n for n in names if re.fullmatch(rf"word/{kind}\d*\.xml", n)):
+                for text in _xml_paragraphs(root(name)):
+                    if text not in seen and not text.isdigit():
+                        seen.add(text)
+                        builder.add(f"{kind.title()}: {text}")
+        for name, tag, label in _NOTE_PARTS:
+            if name not in names:
+                continue
+            for note in root(name).iterchildren(qn(f"w:{tag}")):
+                if note.get(qn("w:type")) in ("separator", "continuationSeparator",
+                                              "continuationNotice"):
+                    continue
+                text = " ".join(_xml_paragraphs(note))
+                if not text:
+                    continue
+                if tag == "comment":
+                    author = note.get(qn("w:author"))
+                    builder.add(f"{label}{f' ({author})' if author else ''}: {text}")
+                else:
+                    builder.add(f"{label} {note.get(qn('w:id'))}: {text}")
+
+
 def parse(data: bytes) -> ParsedDocument:
-    """Parse a DOCX into heading, text, list and table blocks with paragraph numbers."""
+    """Parse a DOCX into heading, text, list and table blocks with paragraph numbers, then
+    headers/footers, footnotes, endnotes and comments (text boxes and equations stay with
+    their paragraph; altChunk HTML parts are rendered in place).
+    """
+    data = strict_to_transitional(data)
     doc = docx.Document(io.BytesIO(data))
     items = list(_body_items(doc, doc.element.body))
     has_title = any(isinstance(i, Paragraph) and _style_name(i) == "Title" for i in items)
@@ -149,7 +258,19 @@ def parse(data: bytes) -> ParsedDocument:
             group.flush(builder)
             add_table(builder, _table_rows(item))
             continue
+        if not isinstance(item, Paragraph):
+            group.flush(builder)
+            _alt_chunk(doc, item, builder)
+            continue
         text = clean_text(item.text).strip()
+        equation = _equations(item)
+        if equation:
+            text = f"{text} {equation}".strip()
+        boxes = _text_boxes(item)
+        if boxes:
+            group.flush(builder)
+            for box in boxes:
+                builder.add(box)
         if not text:
             continue
         number += 1
@@ -169,6 +290,7 @@ def parse(data: bytes) -> ParsedDocument:
         else:
             builder.add(text, paragraph_number=number)
     group.flush(builder)
+    _side_parts(data, builder)
     core_title = (doc.core_properties.title or "").strip()
     if not title:
         title = next((builder.text[b.start_char : b.end_char] for b in builder.blocks

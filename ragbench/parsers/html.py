@@ -40,6 +40,38 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+
 _SPACE = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _SKIPPED_STRINGS = (PreformattedString, Script, Stylesheet, TemplateString)
+_CONTENT_CONTAINERS = ("article", "main")
+_BOILERPLATE_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+_BOILERPLATE_MARK = re.compile(
+    r"(?:^|[\s_-])(?:toc|vector-toc|navbox|navbar|interlanguage|p-lang|mw-jump-link|catlinks|"
+    r"mw-navigation|breadcrumbs?|skip-link|sidebar|cookie-banner|printfooter)(?:$|[\s_-])",
+    re.IGNORECASE,
+)
+
+
+def _is_boilerplate(tag: Tag) -> bool:
+    """Page furniture: navigation, the page header/footer/sidebar, tables of contents,
+    language lists (`nav`, ARIA roles, well-known ids/classes). A `header`, `footer` or `aside`
+    inside an `article` or `main` belongs to the content and stays.
+    """
+    if tag.name == "nav" or str(tag.get("role") or "").lower() in _BOILERPLATE_ROLES:
+        return True
+    if tag.name in ("header", "footer", "aside"):
+        return tag.find_parent(_CONTENT_CONTAINERS) is None
+    marks = " ".join([str(tag.get("id") or ""), *tag.get_attribute_list("class")])
+    return bool(marks.strip()) and _BOILERPLATE_MARK.search(marks) is not None
+
+
+def _drop_boilerplate(soup: BeautifulSoup) -> None:
+    """Remove page furniture (see `_is_boilerplate`) unless nothing else would remain."""
+    found = list(soup.find_all(_is_boilerplate))
+    ids = {id(tag) for tag in found}  # identity: bs4 compares tags by their markup
+    outer = [tag for tag in found if not any(id(p) in ids for p in tag.parents)]
+    total = len("".join(soup.get_text().split()))
+    furniture = sum(len("".join(tag.get_text().split())) for tag in outer)
+    if outer and total - furniture > 0:
+        for tag in outer:
+            tag.decompose()
 
 
 def _strings(node: Tag, skip: tuple[str, ...] = ()) -> Iterator[str]:
@@ -191,6 +223,7 @@ def render_html(markup: str, builder: TextBuilder) -> str | None:
     for tag in soup.find_all(_is_hidden):
         if not tag.decomposed:
             tag.decompose()
+    _drop_boilerplate(soup)
     renderer = _Renderer(builder)
     renderer.walk(soup)
     renderer.flush()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+import re
 from collections import Counter
 from typing import Any
 
@@ -31,6 +32,9 @@ from ragbench.parsers.base import (
 from ragbench.parsers.text import paragraphs
 
 logger = logging.getLogger(__name__)
+
+_HYPHENATED = re.compile(r"(?<=[^\W\d_])-\n(?=[a-z\u00df-\u00ff])")
+"""A word broken at a line end: a letter, a hyphen ending the line, a lower-case letter next."""
 
 _SENTENCE_END = (".", "!", "?", ":", ";", "\u3002", "\u201d", '"', ")")
 _SHORT_LINE = 0.7
@@ -60,6 +64,15 @@ def split_paragraphs(text: str) -> list[str]:
         if current:
             result.append("\n".join(current))
     return [paragraph.strip() for paragraph in result if paragraph.strip()]
+
+
+def join_hyphenated(text: str) -> str:
+    r"""Join words hyphenated at a line end ("adip-\niscing" → "adipiscing").
+
+    Only when the line ends with a hyphen after a letter and the next line starts lower-case,
+    so "2019-\n2020" and "Anglo-\nSaxon" stay as they are.
+    """
+    return _HYPHENATED.sub("", text)
 
 
 def page_lines(page: PageObject) -> list[Line]:
@@ -111,6 +124,7 @@ def _emit_page(
     def flush() -> None:
         nonlocal number
         for paragraph in split_paragraphs("\n".join(body)):
+            paragraph = join_hyphenated(paragraph)
             number += 1
             builder.add(paragraph, page_number=page, paragraph_number=number)
         body.clear()

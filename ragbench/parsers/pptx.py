@@ -16,10 +16,11 @@ import pptx
 from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
 from ragbench.models import ParsedDocument
-from ragbench.parsers.base import TextBuilder, add_table, clean_text
+from ragbench.parsers.base import TextBuilder, add_table, clean_text, strict_to_transitional
 
 _GENERIC_TITLES = frozenset({"powerpoint presentation", "presentation", "slide 1"})
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _TITLES = (PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE)
 _BULLETED = (PP_PLACEHOLDER.BODY, PP_PLACEHOLDER.OBJECT, PP_PLACEHOLDER.VERTICAL_BODY,
              PP_PLACEHOLDER.VERTICAL_OBJECT)
@@ -83,8 +84,55 @@ def _text_frame(builder: TextBuilder, frame: Any, inherits_bullets: bool, slide:
     flush()
 
 
+def _alt_text(shape: Any) -> str:
+    """The alternative text (`descr`, else a non-default `title`) a picture or frame carries."""
+    props = next(shape._element.iter(f"{_P}cNvPr"), None)
+    if props is None:
+        return ""
+    return " ".join(clean_text(props.get("descr") or props.get("title") or "").split())
+
+
+def _chart(builder: TextBuilder, chart: Any, slide: int) -> None:
+    """Add a chart's title and its series values (category: value) as one text block."""
+    lines: list[str] = []
+    try:
+        if chart.has_title and chart.chart_title.has_text_frame:
+            title = " ".join(clean_text(chart.chart_title.text_frame.text).split())
+            if title:
+                lines.append(f"Chart: {title}")
+        for plot in chart.plots:
+            categories = [str(c) for c in plot.categories]
+            for series in plot.series:
+                values = list(series.values)
+                pairs = [
+                    f"{categories[i] if i < len(categories) else i + 1}: {_number(v)}"
+                    for i, v in enumerate(values) if v is not None
+                ]
+                if pairs:
+                    lines.append(f"{series.name or 'Series'}: " + ", ".join(pairs))
+    except (KeyError, ValueError, AttributeError, IndexError, TypeError):
+        pass  # a damaged chart part costs its values, not the slide
+    if lines and not lines[0].startswith("Chart:"):
+        lines.insert(0, "Chart")
+    builder.add("\n".join(lines), slide_number=slide)
+
+
+def _number(value: Any) -> str:
+    """A chart value as text (integral floats without ".0")."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _shape(builder: TextBuilder, shape: Any, slide: int) -> None:
-    """Add the text content of one shape."""
+    """Add the text content of one shape (pictures: their alt text; charts: title and values)."""
+    if getattr(shape, "has_chart", False):
+        _chart(builder, shape.chart, slide)
+    if shape.shape_type == MSO_SHAPE_TYPE.PICTURE or getattr(shape, "has_chart", False):
+        alt = _alt_text(shape)
+        if alt:
+            builder.add(f"Image: {alt}", "media", slide_number=slide)
+        return
     if getattr(shape, "has_table", False):
         rows = [[clean_text(cell.text) for cell in row.cells] for row in shape.table.rows]
         add_table(builder, rows, slide_number=slide)
@@ -94,7 +142,7 @@ def _shape(builder: TextBuilder, shape: Any, slide: int) -> None:
 
 def parse(data: bytes) -> ParsedDocument:
     """Parse a PPTX into per-slide heading, text, list and table blocks."""
-    presentation = pptx.Presentation(io.BytesIO(data))
+    presentation = pptx.Presentation(io.BytesIO(strict_to_transitional(data)))
     builder = TextBuilder()
     first_title: str | None = None
     for number, slide in enumerate(presentation.slides, start=1):

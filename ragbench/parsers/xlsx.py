@@ -14,7 +14,7 @@ from typing import Any
 import openpyxl
 
 from ragbench.models import ParsedDocument
-from ragbench.parsers.base import TextBuilder, add_table, clean_text
+from ragbench.parsers.base import TextBuilder, add_table, clean_text, strict_to_transitional
 
 
 def format_value(value: Any) -> str:
@@ -34,6 +34,7 @@ def format_value(value: Any) -> str:
 
 def parse(data: bytes) -> ParsedDocument:
     """Parse an XLSX workbook: per sheet a heading, then its rows as table blocks."""
+    data = strict_to_transitional(data)  # Strict OOXML: openpyxl knows Transitional names only
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         builder = TextBuilder()
