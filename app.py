@@ -39,6 +39,7 @@ def main() -> None:
                 default=True),
         st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:"),
         st.Page("app_pages/chat.py", title="Chat", icon=":material/chat:"),
+        st.Page("app_pages/reports.py", title="Reports", icon=":material/article:"),
         st.Page("app_pages/search.py", title="Search", icon=":material/search:"),
         st.Page("app_pages/graph.py", title="Context graph", icon=":material/hub:"),
         st.Page("app_pages/archive.py", title="Archive", icon=":material/inventory_2:"),

@@ -1,0 +1,104 @@
+"""The Reports page in a real browser: create a roadmap, watch its parts appear, open citation
+[1] and see its passage, export Markdown (the download holds the title and a [1] source line);
+HTML inside a document never becomes an element."""
+
+import re
+
+import pytest
+
+from ragbench.workbench import Workbench
+from tests.browser.conftest import ARTIFACTS, AppServer
+
+from ..conftest import lens_workbench
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+DOCS = {
+    "engineering/adr-12.md": (
+        "# ADR 12: Postgres 16 migration\n\nWe migrate the primary database to Postgres 16 by "
+        "March 15, 2026. The migration depends on the new connection pooler.\n\nRisk: the "
+        "cutover could slip to April 2026 if replication lag stays above two seconds.\n"),
+    "strategy/vision-2026.md": (
+        "# Vision 2026\n\nOur strategy is to be the default workspace for small analytics "
+        "teams. Priority #1 for 2026 is self-serve onboarding; Tidepool reaches general "
+        "availability in Q3 2026.\n\nRaw HTML <img id=\"evil-img\" src=x onerror=\"alert(1)\"> "
+        "and <b id=\"evil-b\">bold</b> in the strategy.\n"),
+    "customers/interviews.md": (
+        "# Customer interviews\n\nCustomers need onboarding in under a day; three deals were "
+        "lost because of slow setup. Several users expect Tidepool general availability in "
+        "Q4 2026 rather than Q3. The biggest risk they see is the price of the team plan.\n"),
+}
+TITLE = "Browser roadmap"
+
+
+@pytest.fixture(scope="module")
+def reports_server(tmp_path_factory):
+    """A live app on a small three-lens workspace."""
+    root = tmp_path_factory.mktemp("reports-src")
+    workspace = tmp_path_factory.mktemp("reports-browser-ws")
+    lens_workbench(root, workspace, DOCS)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    server = AppServer(workspace, ARTIFACTS / "streamlit-reports.log")
+    try:
+        server.wait_healthy(timeout=180)
+        yield server, workspace
+    finally:
+        server.stop()
+
+
+def wait_idle(page, timeout=300_000):
+    """Wait until Streamlit finished the current run (no 'Running…' status widget)."""
+    page.wait_for_timeout(500)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
+
+
+def test_create_report_open_citation_export_markdown(reports_server, page):
+    server, workspace = reports_server
+    page.set_default_timeout(120_000)
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(server.url)  # app.py first: it sets up st.navigation and the workbench
+    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
+    page.goto(f"{server.url}/reports")
+    page.get_by_role("heading", name="Reports", exact=True).first.wait_for()
+    wait_idle(page)
+
+    title = page.get_by_label("Title")
+    title.fill(TITLE)
+    title.press("Enter")
+    wait_idle(page)
+    create = page.get_by_role("button", name="Create report")
+    create.click()
+    # progress while writing, then every part on the page
+    page.get_by_text(re.compile(r"Wrote 7 of 7 parts in")).wait_for(timeout=600_000)
+    wait_idle(page)
+    main = page.get_by_test_id("stMainBlockContainer")
+    for header in ("Strategy and vision", "Risks", "Where sources disagree"):
+        main.get_by_role("heading", name=re.compile(re.escape(header))).first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "reports-01-written.png"), full_page=True)
+
+    # open citation [1] of the first part that has one: its passage shows as code
+    report = Workbench(workspace).reports.list()[0]
+    parts = Workbench(workspace).reports.get(report.report_id).parts
+    first = next(p for p in parts if p.current and p.current.cited_ids())
+    source = next(s for s in first.current.sources if s.number == 1)
+    # (.first: the button's tooltip wrapper holds a second, hidden copy of it)
+    page.locator(f".st-key-cite-{first.part_id}-1 button").first.click()
+    passage = page.get_by_test_id("stCode").first
+    passage.wait_for(timeout=120_000)
+    words = source.chunkText.split()[:6]
+    assert " ".join(words) in " ".join(passage.inner_text().split())
+    page.get_by_role("link", name=re.compile("View")).first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "reports-02-citation.png"), full_page=True)
+
+    # export Markdown: the download is the report with its numbered source lines
+    with page.expect_download(timeout=120_000) as download:
+        page.get_by_role("button", name=re.compile("Markdown")).click()
+    text = open(download.value.path(), encoding="utf-8").read()
+    assert TITLE in text
+    assert re.search(r"^- \[1\] .+\| \[View\]\(archive/", text, re.M), text[:2000]
+
+    # document HTML stays text everywhere on the page, no script ran
+    assert page.locator("#evil-img, #evil-b").count() == 0
+    assert page.locator("a[href^='javascript']").count() == 0
+    assert dialogs == [], dialogs
