@@ -110,7 +110,7 @@ class Output:
 
 
 def run(ctx: typer.Context, workspace: str | None, as_json: bool, handler: Handler,
-        **overrides: Any) -> int:
+        repair_on_open: bool = True, **overrides: Any) -> int:
     """Open the workspace and run `handler`; the single place a `RagbenchError` is caught.
 
     `overrides` are per-call settings (e.g. chunk_size; None means not given). With --json an
@@ -122,7 +122,7 @@ def run(ctx: typer.Context, workspace: str | None, as_json: bool, handler: Handl
             or os.environ.get("RAGBENCH_WORKSPACE", DEFAULT_WORKSPACE))
     try:
         settings = load_settings(path, **overrides)
-        return handler(Workbench(path, settings), out)
+        return handler(Workbench(path, settings, repair_on_open=repair_on_open), out)
     except SettingsError as e:
         out.error(str(e))
         return 2

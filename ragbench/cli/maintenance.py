@@ -24,7 +24,8 @@ def doctor(
 ) -> int:
     """Check that catalog, FTS5, Chroma and the archive agree; repair drift.
 
-    Exit 1 when they disagree and were not (or could not be) repaired.
+    Exit 1 when they disagree and were not (or could not be) repaired. With --check-only
+    nothing is changed, not even the crash leftovers an ordinary open sweeps.
     """
 
     def handle(wb: Workbench, out: Output) -> int:
@@ -32,4 +33,4 @@ def doctor(
         out.emit(report, ", ".join(f"{k}={v}" for k, v in report.items()))
         return 0 if report["consistent"] or report.get("consistent_after") else 1
 
-    return run(ctx, workspace, as_json, handle)
+    return run(ctx, workspace, as_json, handle, repair_on_open=not check_only)

@@ -3,13 +3,23 @@
 SQLite is the truth; Chroma must hold exactly the catalog's chunk ids, every `files/<doc_id>/`
 folder must belong to a stored document, and the archive's links must resolve. `Doctor.run`
 reports drift and, when asked, repairs it: vectors re-derived from the embedding cache (no
-re-parse), the FTS index rebuilt, stray folders removed, missing archive entries rebuilt.
+re-parse), vector metadata (doc_id, lens, chunk_type, chunk_index, page_number) rewritten from
+the catalog where it disagrees (a filter on it would return wrong hits), the FTS index rebuilt,
+stray folders removed, missing archive entries rebuilt, a saved context graph whose files
+disagree removed (the next use rebuilds it).
+
+Repairs run under the workspace write lock (`ragbench.store.lock`), so a document another
+process is storing (vectors written, catalog not yet committed) is waited for, never deleted.
+A check alone changes nothing.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +27,16 @@ from ragbench.archive import Archive
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
 from ragbench.embeddings import CachedEmbedder
+from ragbench.graph.model import ContextGraph, GraphError
 from ragbench.ingest.ingestor import vector_meta
 from ragbench.store.catalog import Catalog
+from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore
+
+logger = logging.getLogger(__name__)
+
+META_KEYS = ("doc_id", "lens", "chunk_type", "chunk_index", "page_number")
+"""Vector metadata the doctor compares with the catalog (filters use them)."""
 
 
 class Doctor:
@@ -27,23 +44,80 @@ class Doctor:
 
     def __init__(
         self, catalog: Catalog, archive: Archive, files_dir: Path,
-        embedder: Callable[[], CachedEmbedder],
+        embedder: Callable[[], CachedEmbedder], lock: WorkspaceLock | None = None,
+        graph_dir: Path | None = None,
     ) -> None:
         self.catalog = catalog
         self.archive = archive
         self.files_dir = files_dir
         self._embedder = embedder
+        self.lock = lock
+        self.graph_dir = graph_dir
 
-    def stray_file_dirs(self) -> list[str]:
-        """Folders under files/ whose document is not in the catalog (a crash leftover)."""
+    @contextmanager
+    def _locked(self, repair: bool) -> Iterator[None]:
+        """The write lock; a check goes on without it where the lock file cannot be created
+        (a read-only workspace still gets its report).
+        """
+        if self.lock is None:
+            yield
+            return
+        with self.lock.held("doctor", required=repair):
+            yield
+
+    def metadata_drift(self, store: VectorStore) -> dict[str, dict[str, Any]]:
+        """Chunks whose vector metadata disagrees with the catalog: id -> the right metadata."""
+        get = getattr(store, "get_metadata", None)
+        if get is None:
+            return {}
+        want = {
+            r[0]: dict(zip(META_KEYS, r[1:], strict=True))
+            for r in self.catalog.conn.execute(
+                "SELECT c.chunk_id, c.doc_id, c.lens, c.chunk_type, c.chunk_index, c.page_number"
+                " FROM chunks c")
+        }
+        have: dict[str, dict[str, Any]] = get(None)
+        out = {}
+        for cid, meta in want.items():
+            stored = have.get(cid)
+            if stored is not None and any(stored.get(k) != meta[k] for k in META_KEYS):
+                out[cid] = {**stored, **meta}
+        return out
+
+    def graph_ok(self) -> bool:
+        """Whether the saved context graph (if any) loads and its files agree."""
+        if self.graph_dir is None or not (self.graph_dir / "nodes.json").exists():
+            return True
+        try:
+            ContextGraph.load(self.graph_dir)
+        except GraphError as e:
+            logger.warning("saved context graph is not usable: %s", e)
+            return False
+        return True
+
+    def stray_file_dirs(self, min_age: float = 0.0) -> list[str]:
+        """Folders under files/ whose document is not in the catalog (a crash leftover),
+        modified at least `min_age` seconds ago.
+        """
         if not self.files_dir.exists():
             return []
         known = self.catalog.all_doc_ids()
-        return sorted(p.name for p in self.files_dir.iterdir() if p.name not in known)
+        cutoff = time.time() - min_age
+        out = []
+        for p in self.files_dir.iterdir():
+            try:
+                if p.name not in known and (min_age <= 0 or p.stat().st_mtime <= cutoff):
+                    out.append(p.name)
+            except OSError:  # removed meanwhile
+                continue
+        return sorted(out)
 
-    def sweep_files(self) -> None:
-        """Remove the stray folders under files/."""
-        for name in self.stray_file_dirs():
+    def sweep_files(self, min_age: float = 0.0) -> None:
+        """Remove the stray folders under files/ (older than `min_age` seconds).
+
+        Call it under the write lock: a writer's folder exists before its catalog commit.
+        """
+        for name in self.stray_file_dirs(min_age):
             shutil.rmtree(self.files_dir / name, ignore_errors=True)
 
     def sync_vectors(
@@ -70,7 +144,15 @@ class Doctor:
             store.upsert(ids, vectors, metas)
 
     def run(self, store: VectorStore, repair: bool = True) -> dict[str, Any]:
-        """The consistency report; with `repair`, drift is repaired and re-checked."""
+        """The consistency report; with `repair`, drift is repaired and re-checked.
+
+        Runs under the write lock (waiting for another process's store step to finish), so a
+        half-stored document is never reported or repaired as drift.
+        """
+        with self._locked(repair):
+            return self._run(store, repair)
+
+    def _run(self, store: VectorStore, repair: bool) -> dict[str, Any]:
         catalog_ids = self.catalog.chunk_ids()
         vector_ids = store.ids()
         orphans = sorted(vector_ids - catalog_ids)
@@ -78,6 +160,8 @@ class Doctor:
         fts_ok = self.catalog.fts_integrity()
         stray_files = self.stray_file_dirs()
         archive = archive_check(self.catalog, self.archive)
+        meta_drift = self.metadata_drift(store)
+        graph_ok = self.graph_ok()
         report: dict[str, Any] = {
             "catalog_chunks": len(catalog_ids),
             "vectors": len(vector_ids),
@@ -87,11 +171,18 @@ class Doctor:
             "stray_file_dirs": len(stray_files),
             "archive_problems": sum(
                 len(archive[k]) for k in ("missing", "not_built", "broken_links")),
+            "metadata_mismatches": len(meta_drift),
+            "graph_ok": graph_ok,
         }
-        report["consistent"] = (not (orphans or missing or stray_files) and fts_ok
-                                and archive["ok"])
+        report["consistent"] = (not (orphans or missing or stray_files or meta_drift) and fts_ok
+                                and archive["ok"] and graph_ok)
         if repair and not report["consistent"]:
             self.sync_vectors(store, orphans, missing)
+            if meta_drift:
+                store.update_metadata(  # type: ignore[attr-defined]  # see metadata_drift
+                    list(meta_drift), list(meta_drift.values()))
+            if not graph_ok and self.graph_dir is not None:
+                shutil.rmtree(self.graph_dir, ignore_errors=True)  # rebuilt on next use
             if not fts_ok:
                 self.catalog.fts_rebuild()
             self.sweep_files()
@@ -101,5 +192,6 @@ class Doctor:
             report["consistent_after"] = (
                 store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()
                 and archive_check(self.catalog, self.archive)["ok"]
+                and not self.metadata_drift(store) and self.graph_ok()
             )
         return report

@@ -12,11 +12,22 @@ different neighbour set), which moved `ragbench eval` scores by up to ±0.0006 b
 
 Metadata is flat JSON-safe scalars only (None values are dropped); everything else lives in
 SQLite.
+
+Several processes share one `chroma/` (the app or `ragbench serve` open while the CLI ingests).
+A Chroma client keeps its HNSW index in memory and never reloads it, so a process kept
+answering from the index it loaded and never returned another process's new vectors (and a
+write from that stale index could drop them). Every write therefore replaces the token in
+`chroma/GENERATION_FILE` (after the write), and before each read or write a `ChromaVectors`
+compares the token with the one it last saw and, when it differs, reopens its client
+(`refresh`). Checking costs one small file read (~20 µs); a reopen about 0.1 s plus the
+reload of the index on the next query, paid only after another process wrote.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +42,8 @@ logger = logging.getLogger(__name__)
 COLLECTION = "chunks"
 EF_SEARCH = 1000
 """HNSW candidate list size at query time (see the module docstring for the measurement)."""
+GENERATION_FILE = ".ragbench-generation"
+"""A token replaced after every write, so other processes know to reopen (module docstring)."""
 HNSW_CONFIG: CreateHNSWConfiguration = {
     "space": "cosine", "ef_construction": 200, "ef_search": EF_SEARCH}
 
@@ -88,37 +101,129 @@ class ChromaVectors:
     """A Chroma `PersistentClient` collection on disk."""
 
     def __init__(self, path: str | Path, collection: str = COLLECTION) -> None:
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
+        self.name = collection
+        self.reopens = 0
+        self.client: Any = None
+        self.collection: Any = None
+        self._seen = self._generation()
+        self.batch = 1
+        self._connect(fresh=False)
+
+    def _connect(self, fresh: bool) -> None:
+        """Open the client and collection; `fresh` drops Chroma's cached system for the path.
+
+        Chroma caches one system per path and process (`SharedSystemClient`), so a new
+        `PersistentClient` alone would return the stale index; only this path's entry is
+        dropped (clients of other paths keep theirs).
+        """
+        import chromadb
+        from chromadb.api.shared_system_client import SharedSystemClient
+        from chromadb.config import Settings as ChromaSettings
+
+        if fresh:
+            ident = getattr(self.client, "_identifier", str(self.path))
+            SharedSystemClient._identifier_to_system.pop(ident, None)
+            SharedSystemClient._identifier_to_refcount.pop(ident, None)
         self.client = chromadb.PersistentClient(
             path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False)
         )
-        self.collection = self._open(collection)
+        self.collection = self._open(self.name)
         self.batch = max(1, min(self.client.get_max_batch_size(), 2000))
+
+    def _generation(self) -> str:
+        try:
+            return (self.path / GENERATION_FILE).read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
+    def refresh(self) -> bool:
+        """Reopen when another process wrote since this one last looked; True if reopened."""
+        current = self._generation()
+        if current == self._seen:
+            return False
+        self._connect(fresh=True)
+        self._seen = current
+        self.reopens += 1
+        logger.debug("vector store %s changed in another process: reopened", self.path)
+        return True
+
+    def _wrote(self) -> None:
+        """Replace the generation token (atomically) so other processes reopen."""
+        token = uuid.uuid4().hex
+        tmp = self.path / f"{GENERATION_FILE}.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(token, encoding="utf-8")
+            os.replace(tmp, self.path / GENERATION_FILE)
+        except OSError:  # the vectors are written; other processes see them after a restart
+            logger.warning("could not update %s", self.path / GENERATION_FILE, exc_info=True)
+            return
+        self._seen = token
 
     def upsert(
         self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Mapping[str, Any]]
     ) -> None:
         """Insert or replace vectors in batches Chroma accepts."""
+        self.refresh()
+        try:
+            for i in range(0, len(ids), self.batch):
+                self.collection.upsert(
+                    ids=list(ids[i : i + self.batch]),
+                    embeddings=np.asarray(vectors[i : i + self.batch], dtype=np.float32),
+                    metadatas=[flat_metadata(m) for m in metadatas[i : i + self.batch]],
+                )
+        finally:
+            self._wrote()
+
+    def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
+        """Replace the metadata of stored vectors (the vectors themselves stay)."""
+        self.refresh()
+        try:
+            for i in range(0, len(ids), self.batch):
+                self.collection.update(
+                    ids=list(ids[i : i + self.batch]),
+                    metadatas=[flat_metadata(m) for m in metadatas[i : i + self.batch]],
+                )
+        finally:
+            self._wrote()
+
+    def get_metadata(self, ids: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Stored metadata by id (every vector when `ids` is None)."""
+        self.refresh()
+        out: dict[str, dict[str, Any]] = {}
+        if ids is None:
+            offset = 0
+            while True:
+                page = self.collection.get(include=["metadatas"], limit=self.batch,
+                                           offset=offset)
+                out.update(zip(page["ids"], (dict(m or {}) for m in page["metadatas"] or []),
+                               strict=True))
+                if len(page["ids"]) < self.batch:
+                    return out
+                offset += self.batch
         for i in range(0, len(ids), self.batch):
-            self.collection.upsert(
-                ids=list(ids[i : i + self.batch]),
-                embeddings=np.asarray(vectors[i : i + self.batch], dtype=np.float32),
-                metadatas=[flat_metadata(m) for m in metadatas[i : i + self.batch]],
-            )
+            page = self.collection.get(ids=list(ids[i : i + self.batch]), include=["metadatas"])
+            out.update(zip(page["ids"], (dict(m or {}) for m in page["metadatas"] or []),
+                           strict=True))
+        return out
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove vectors by id."""
-        for i in range(0, len(ids), self.batch):
-            self.collection.delete(ids=list(ids[i : i + self.batch]))
+        if not ids:
+            return
+        self.refresh()
+        try:
+            for i in range(0, len(ids), self.batch):
+                self.collection.delete(ids=list(ids[i : i + self.batch]))
+        finally:
+            self._wrote()
 
     def query(
         self, vector: np.ndarray, k: int, where: Mapping[str, Any] | None = None
     ) -> list[tuple[str, float]]:
         """Nearest ids with cosine similarity (1 - cosine distance)."""
+        self.refresh()
         total = self.count()
         if total == 0:
             return []
@@ -134,6 +239,7 @@ class ChromaVectors:
 
     def ids(self) -> set[str]:
         """Every id in the collection."""
+        self.refresh()
         out: set[str] = set()
         offset = 0
         while True:
@@ -145,10 +251,12 @@ class ChromaVectors:
 
     def count(self) -> int:
         """Number of vectors."""
+        self.refresh()
         return int(self.collection.count())
 
     def get_vectors(self, ids: Sequence[str]) -> np.ndarray:
         """The stored vectors of `ids`, in that order (KeyError naming a missing id)."""
+        self.refresh()
         found: dict[str, np.ndarray] = {}
         for i in range(0, len(ids), self.batch):
             page = self.collection.get(ids=list(ids[i : i + self.batch]), include=["embeddings"])
@@ -160,9 +268,12 @@ class ChromaVectors:
 
     def reset(self) -> None:
         """Drop and recreate the collection."""
-        name = self.collection.name
-        self.client.delete_collection(name)
-        self.collection = self._open(name)
+        self.refresh()
+        try:
+            self.client.delete_collection(self.name)
+            self.collection = self._open(self.name)
+        finally:
+            self._wrote()
 
     def _open(self, name: str) -> Any:
         """Get or create the collection with `HNSW_CONFIG`, raising an older `ef_search`."""

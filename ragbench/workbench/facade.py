@@ -16,11 +16,20 @@ copies), `graph/` (the context graph) and `settings.toml` — and exposes them a
 Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
 every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
 model, Chroma) load on first use, so `stats` and `show` stay instant.
+
+Several processes may open one workspace at once (the app or `ragbench serve` while the CLI
+ingests). Writers take the workspace write lock (`ragbench.store.lock`) around each document's
+store step and around repairs. Opening repairs crash leftovers (stray `files/` folders, vector
+drift) only when that lock is free at that moment, so another process's half-stored document
+(its original and vectors are written before its catalog commit) is never mistaken for drift;
+`repair_on_open=False` (used by `doctor --check-only`) opens without changing anything.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sqlite3
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -32,12 +41,14 @@ from ragbench.config import Settings, load_settings
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
 from ragbench.embeddings import CachedEmbedder, make_embedder
+from ragbench.errors import StoreError
 from ragbench.graph import ContextGraph, GraphService
 from ragbench.ingest import Ingestor, Progress
 from ragbench.ingest.library import Library
 from ragbench.maintenance.doctor import Doctor
 from ragbench.retrieval import Retriever
 from ragbench.store.catalog import Catalog
+from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import ChromaVectors
 from ragbench.workbench.areas import (
     AnswersArea,
@@ -52,6 +63,9 @@ from ragbench.workbench.reports import ReportsArea
 
 logger = logging.getLogger(__name__)
 
+ARCHIVE_SWEEP_MIN_AGE = 600.0
+"""Seconds a stray archive folder must be old before opening removes it."""
+
 
 class Workbench:
     """One workspace: the wired stages and the areas faces call (see the module docstring).
@@ -61,21 +75,28 @@ class Workbench:
     use the areas only (an import-contract test checks the faces).
     """
 
-    def __init__(self, workspace: str | Path = "data", settings: Settings | None = None) -> None:
+    def __init__(
+        self, workspace: str | Path = "data", settings: Settings | None = None,
+        repair_on_open: bool = True,
+    ) -> None:
         self.workspace = Path(workspace)
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.settings = settings or load_settings(self.workspace)
-        self.catalog = Catalog(self.workspace / "catalog.sqlite")
+        self.repair_on_open = repair_on_open
+        self.write_lock = WorkspaceLock(self.workspace)
+        self.catalog = _open_catalog(self.workspace)
         self.files_dir = self.workspace / "files"
         self.archive_folder = Archive(self.workspace / ARCHIVE_DIR)
         self.ingestor = Ingestor(
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
             self.files_dir, archive=self.archive_folder,
         )
+        self.ingestor.write_lock = lambda: self.write_lock.held("storing a document")
         self.doctor_service = Doctor(self.catalog, self.archive_folder, self.files_dir,
-                             lambda: self.embedder)
-        self.doctor_service.sweep_files()
-        self.archive_folder.sweep(self.catalog.all_doc_ids(), min_age=600)  # crash leftovers
+                                     lambda: self.embedder, self.write_lock,
+                                     self.workspace / "graph")
+        if repair_on_open:
+            self._sweep_leftovers()
         self.retriever = Retriever(
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
         )
@@ -100,12 +121,38 @@ class Workbench:
         self.reports = ReportsArea(self)
         self.chats = ChatsArea(self)
 
+    def _sweep_leftovers(self) -> None:
+        """Remove crash leftovers (stray `files/` and old archive folders) if no one writes.
+
+        Only under the write lock, taken if free right now: every `files/<doc_id>/` is written
+        inside a store step that holds it, so with the lock free a folder the catalog does not
+        list is a leftover; with it held, it may be another process's document in flight.
+        """
+        with self.write_lock.try_held() as held:
+            if held:
+                try:
+                    self.doctor_service.sweep_files()
+                    self.archive_folder.sweep(self.catalog.all_doc_ids(),
+                                              min_age=ARCHIVE_SWEEP_MIN_AGE)
+                except OSError:  # e.g. a read-only archive/: opening must still work
+                    logger.warning("crash leftovers not swept", exc_info=True)
+
     @cached_property
     def vectors(self) -> ChromaVectors:
-        """The Chroma collection (opened on first use; drift from a crash is repaired then)."""
+        """The Chroma collection (opened on first use; drift from a crash is repaired then).
+
+        The repair runs only under the write lock and only if it is free now: while another
+        process stores a document, its vectors are in Chroma before its catalog commit, which
+        is not drift (deleting them lost vectors). `doctor` repairs what is skipped here.
+        """
         store = ChromaVectors(self.workspace / "chroma")
-        if store.count() != self.catalog.chunk_count():
-            self.doctor_service.sync_vectors(store)
+        if self.repair_on_open and store.count() != self.catalog.chunk_count():
+            with self.write_lock.try_held() as held:
+                if held and store.count() != self.catalog.chunk_count():
+                    self.doctor_service.sync_vectors(store)
+                elif not held:
+                    logger.info("vector count differs from the catalog while another process "
+                                "writes; not repaired on open (run `ragbench doctor`)")
         return store
 
     @cached_property
@@ -130,6 +177,25 @@ class Workbench:
 
     def _contradictions_among(self, chunk_ids: Sequence[str]) -> list[Finding]:
         return find_contradictions(self.catalog, self.graph_service.current, chunk_ids)
+
+
+def _open_catalog(workspace: Path) -> Catalog:
+    """The workspace's catalog; a workspace SQLite cannot open is one clear StoreError.
+
+    Opening migrates and writes (and WAL mode needs its side files), so a read-only workspace
+    cannot be opened; it used to end in a raw sqlite traceback even for `stats`.
+    """
+    path = workspace / "catalog.sqlite"
+    try:
+        return Catalog(path)
+    except sqlite3.Error as e:
+        writable = os.access(workspace, os.W_OK) and (not path.exists()
+                                                       or os.access(path, os.W_OK))
+        hint = "" if writable else (
+            "; the workspace is read-only, and ragbench needs write access to it (even to "
+            "read: SQLite keeps its write-ahead log next to the catalog) — copy it somewhere "
+            "writable or give write permission")
+        raise StoreError(f"cannot open the catalog {path}: {e}{hint}") from e
 
 
 __all__ = ["Workbench"]

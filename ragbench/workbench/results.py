@@ -129,6 +129,8 @@ class DoctorReport(BaseModel):
     fts_ok: bool
     stray_file_dirs: int
     archive_problems: int
+    metadata_mismatches: int = 0
+    graph_ok: bool = True
     consistent: bool
     repaired: bool | None = None
     consistent_after: bool | None = None
