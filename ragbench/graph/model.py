@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import date
@@ -101,13 +102,21 @@ class ContextGraph:
         self.edges: dict[str, gb.Pairs] = _edge_dict()
         self.kept: dict[str, gb.Pairs] = {t: gb.empty_pairs() for t in CAPPED}
         self.termer = KeyTermer(top_n=self.params.key_terms)
+        self.changed_since_build = 0  # chunks added or removed since the last full build
         self._adjacency: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # --- construction ----------------------------------------------------------------------
 
     def build(self, nodes: Sequence[GraphNode], embeddings: np.ndarray) -> ContextGraph:
-        """Replace the graph with one built from `nodes` (row i of `embeddings` is node i)."""
+        """Replace the graph with one built from `nodes` (row i of `embeddings` is node i).
+
+        Rows are kept in node id order (spec mode: input order), so a build does not depend on
+        the order it was given, and ties are broken the way `add` breaks them (`_id_rank`).
+        """
         self.__init__(self.params)  # type: ignore[misc]
+        if self.params.mode != "spec":
+            order = sorted(range(len(nodes)), key=lambda k: nodes[k].id)
+            nodes, embeddings = [nodes[k] for k in order], np.asarray(embeddings)[order]
         self._append(nodes, embeddings)
         if self.params.mode == "spec":
             self._build_spec()
@@ -115,7 +124,7 @@ class ContextGraph:
         n = len(self.nodes)
         for etype in CAPPED:
             cap = self.params.degree_cap
-            self.kept[etype] = gb.top_k(self._candidates(etype, None, keep=cap), cap)
+            self.kept[etype] = self._top_k(self._candidates(etype, None, keep=cap), cap)
         self._derive_edges(n)
         return self
 
@@ -133,7 +142,7 @@ class ContextGraph:
             i, j, s = self._candidates(etype, rows)
             old = j < start  # scores are symmetric: old rows may now prefer a new one
             mirrored = (j[old], i[old], s[old])  # (new-new pairs are already both ways)
-            self.kept[etype] = gb.top_k(gb.concat([self.kept[etype], (i, j, s), mirrored]),
+            self.kept[etype] = self._top_k(gb.concat([self.kept[etype], (i, j, s), mirrored]),
                                         self.params.degree_cap)
         self._derive_edges(len(self.nodes))
         return len(fresh)
@@ -168,7 +177,7 @@ class ContextGraph:
                 i, j, s = self.kept[etype]
                 keep = ~np.isin(i, rows)
                 fresh = self._candidates(etype, rows, keep=self.params.degree_cap)
-                self.kept[etype] = gb.top_k(gb.concat([(i[keep], j[keep], s[keep]), fresh]),
+                self.kept[etype] = self._top_k(gb.concat([(i[keep], j[keep], s[keep]), fresh]),
                                             self.params.degree_cap)
         self._derive_edges(len(self.nodes))
         return len(gone)
@@ -205,6 +214,29 @@ class ContextGraph:
         self.emb = emb if not len(self.emb) else np.vstack([self.emb, emb])
         self._adjacency = None
 
+    def _id_rank(self) -> np.ndarray:
+        """Each row's position among the node ids in sorted order.
+
+        A rebuilt graph has its rows in id order, an updated one in arrival order; ties
+        (equal overlap counts are common) are broken by this rank, never by the row, so both
+        keep the same edges.
+        """
+        ids = np.array([node["id"] for node in self.nodes], dtype=object)
+        rank = np.empty(len(ids), np.int64)
+        rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
+        return rank
+
+    def _top_k(self, pairs: gb.Pairs, k: int) -> gb.Pairs:
+        """`gb.top_k` with ties broken by node id rank instead of row (see `_id_rank`)."""
+        i, j, s = pairs
+        if k <= 0 or not len(i):
+            return pairs
+        rank = self._id_rank()
+        row_of = np.empty_like(rank)
+        row_of[rank] = np.arange(len(rank))
+        i, jr, s = gb.top_k((i, rank[j], s), k)
+        return i, row_of[jr], s
+
     def _candidates(self, etype: str, rows: np.ndarray | None, keep: int = 0) -> gb.Pairs:
         """Directed candidate pairs of one capped type for `rows` (None = all).
 
@@ -236,7 +268,7 @@ class ContextGraph:
         window = largest - 1 if spec or self.params.degree_cap <= 0 else self.params.degree_cap // 2
         seq = gb.window_pairs(group_ids, order, 1)
         cap = self.params.same_lens_max_group
-        rank = np.arange(n)
+        rank = self._id_rank()  # row order differs between incremental and rebuilt graphs
         return {
             "SAME_SOURCE": gb.undirected(gb.window_pairs(group_ids, order, window), n),
             "SEQUENTIAL": gb.undirected(seq, n),
@@ -500,10 +532,17 @@ class ContextGraph:
     # --- persistence and export ------------------------------------------------------------------
 
     def save(self, directory: str | Path) -> Path:
-        """Write nodes.json + arrays.npz atomically into `directory`."""
+        """Write arrays.npz, then nodes.json, each atomically, tied by one save id.
+
+        Two files cannot be replaced in one step, so a kill between the two renames (or two
+        processes saving at once) left them from different saves (10,638 vs 10,637 rows, and
+        every later use failed with IndexError). Both now carry the same random `save_id` and
+        the row count; `load` refuses files that disagree, and the service rebuilds.
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        arrays: dict[str, np.ndarray] = {"emb": self.emb}
+        save_id = uuid.uuid4().hex
+        arrays: dict[str, np.ndarray] = {"emb": self.emb, "save_id": np.array(save_id)}
         for etype in EDGE_TYPES:
             for name, arr in zip("abs", self.edges[etype], strict=True):
                 arrays[f"edge_{etype}_{name}"] = arr
@@ -512,6 +551,8 @@ class ContextGraph:
                 arrays[f"kept_{etype}_{name}"] = arr
         meta = {
             "format": FORMAT_VERSION, "params": self.params.model_dump(),
+            "save_id": save_id, "rows": len(self.nodes),
+            "changed_since_build": self.changed_since_build,
             "nodes": self.nodes, "periods": self.periods,
             "termer": {"n": self.termer.n, "df": self.termer.df},
         }
@@ -522,12 +563,17 @@ class ContextGraph:
 
     @classmethod
     def load(cls, directory: str | Path) -> ContextGraph:
-        """A graph saved by `save` (GraphError when there is none or it is unreadable)."""
+        """A graph saved by `save` (GraphError when there is none, it is unreadable, or its
+        two files come from different saves).
+        """
         directory = Path(directory)
         meta_path, arr_path = directory / "nodes.json", directory / "arrays.npz"
         if not meta_path.exists() or not arr_path.exists():
             raise GraphError(f"no context graph in {directory}; run `ragbench graph build`")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise GraphError(f"{meta_path} is unreadable ({e}); rebuild the graph") from e
         if meta.get("format") != FORMAT_VERSION:
             raise GraphError(f"{directory} holds graph format {meta.get('format')}; rebuild it")
         graph = cls(GraphParams(**meta["params"]))
@@ -536,15 +582,36 @@ class ContextGraph:
         graph.index = {node["id"]: k for k, node in enumerate(graph.nodes)}
         graph.termer.n = meta["termer"]["n"]
         graph.termer.df = meta["termer"]["df"]
-        with np.load(arr_path) as data:
-            graph.emb = data["emb"]
-            for etype in EDGE_TYPES:
-                a, b, s = (data[f"edge_{etype}_{x}"] for x in "abs")
-                graph.edges[etype] = (a, b, s)
-            for etype in CAPPED:
-                i, j, s = (data[f"kept_{etype}_{x}"] for x in "ijs")
-                graph.kept[etype] = (i, j, s)
+        graph.changed_since_build = int(meta.get("changed_since_build", 0))
+        try:
+            with np.load(arr_path) as data:
+                saved_id = str(data["save_id"]) if "save_id" in data.files else None
+                graph.emb = data["emb"]
+                for etype in EDGE_TYPES:
+                    a, b, s = (data[f"edge_{etype}_{x}"] for x in "abs")
+                    graph.edges[etype] = (a, b, s)
+                for etype in CAPPED:
+                    i, j, s = (data[f"kept_{etype}_{x}"] for x in "ijs")
+                    graph.kept[etype] = (i, j, s)
+        except (OSError, ValueError, KeyError) as e:
+            raise GraphError(f"{arr_path} is unreadable ({e}); rebuild the graph") from e
+        graph._verify(directory, meta.get("save_id"), saved_id)
         return graph
+
+    def _verify(self, directory: Path, meta_id: str | None, arrays_id: str | None) -> None:
+        """GraphError unless nodes.json and arrays.npz belong to one save and fit together."""
+        n = len(self.nodes)
+        if meta_id != arrays_id:
+            raise GraphError(f"graph files in {directory} come from different saves "
+                             f"(nodes.json {meta_id}, arrays.npz {arrays_id}); rebuild it")
+        if len(self.periods) != n or self.emb.shape[0] != n:
+            raise GraphError(f"graph files in {directory} disagree: {n} nodes, "
+                             f"{self.emb.shape[0]} vectors, {len(self.periods)} period rows")
+        for etype, arrays in [*self.edges.items(), *self.kept.items()]:
+            for arr in arrays[:2]:
+                if arr.size and (int(arr.max()) >= n or int(arr.min()) < 0):
+                    raise GraphError(f"graph files in {directory} disagree: a {etype} edge "
+                                     f"points past the {n} nodes; rebuild it")
 
     def to_networkx(self) -> Any:
         """A networkx MultiGraph (one edge per type and pair, keyed by type)."""
