@@ -8,7 +8,9 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ragbench.config import Settings, save_settings
 from ragbench.workbench import Workbench
+from tests.llm_server import idle_llm_server, llm_server  # noqa: F401
 
 from ..conftest import ROOT, lens_workbench
 
@@ -197,3 +199,24 @@ def test_reorder_add_and_delete_parts(ws):
     at.button(key="report_write_missing").click().run()
     ok(at)
     assert all(p.done for p in Workbench(ws).reports.get(report.report_id).parts)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_part_written_by_a_real_model_from_the_page(ws, idle_llm_server):  # noqa: F811
+    """The openai backend: the part's text streams into the page (the on_token placeholders
+    run inside the script) and the stored version says which model wrote it."""
+    save_settings(ws, Settings(llm_backend="openai", openai_base_url=idle_llm_server,
+                               llm_model="smollm2", openai_timeout=600, llm_max_tokens=60))
+    wb = Workbench(ws)
+    report = wb.reports.create("custom", "Model check", outline=["Tidepool general availability"])
+    part = report.parts[0]
+    at = open_reports()
+    assert at.radio(key="reports_llm").value == "openai", "the settings' backend by default"
+    at.button(key=f"write-{part.part_id}").click().run()
+    ok(at)
+    cur = Workbench(ws).reports.part(report.report_id, part.part_id).current
+    assert cur is not None and cur.generation.method == "llm", cur.generation
+    assert cur.generation.model == "openai:smollm2"
+    assert any("llm · openai:smollm2" in c.value.replace("\\", "") for c in at.caption)
+    assert shown(at, cur.text)
