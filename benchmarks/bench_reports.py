@@ -1,6 +1,7 @@
 """The roadmap template against a naive peer, same run, on the demo corpus (issue 14).
 
     python benchmarks/bench_reports.py [--work DIR] [--samples data/samples] [--llm-url URL]
+        [--scale-chunks 10000 [--scale-work DIR] [--scifact DIR]] [--skip-demo]
 
 Report: the extractive `roadmap` (six specs/002 queries as parts + "Where sources disagree").
 Peer: the same six queries answered one by one with `wb.answers.ask` (today's answering), the
@@ -9,6 +10,12 @@ planted contradictions of data/samples/README.md stated with both sides cited (n
 ones flagged as a disagreement (both values in one statement citing both sides), invalid
 citations shown, parts whose references include every chunk they cite, and wall time. With
 --llm-url the report is written once more by that OpenAI-compatible model (optional).
+
+With --scale-chunks N: time to a full extractive roadmap on an N-chunk workspace, set up as
+bench_answers.py's latency part does (the SciFact eval workspace under --scale-work, reused when
+it exists, replicated by bench_retrieval.py's `replicate()`); the first roadmap in the process
+(cold: embedding model and vector index load; the graph is built before, timed apart) and a
+second one (warm), with the per-part seconds.
 
 Prints one JSON object. The workspace is loaded with `ragbench load-samples` (kept in --work).
 """
@@ -30,6 +37,7 @@ from ragbench.reports.templates import ROADMAP_QUERIES
 from ragbench.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_retrieval's replicate()
 LENSES = ("your-voice", "team-structured", "team-conversational", "business-framework",
           "engineering", "external-analyst")
 
@@ -143,13 +151,61 @@ def run_report(wb: Workbench, llm: str | None = None) -> tuple[Any, float]:
     return report, time.perf_counter() - start
 
 
+def scaled(scifact: Path, work: Path, size: int) -> dict[str, Any]:
+    """Time to a full extractive roadmap on SciFact replicated to about `size` chunks.
+
+    The eval workspace (ingested once by `run_beir`, reused when `work` holds it) is copied
+    `size / chunks` times with its vectors (bench_retrieval's `replicate`), into
+    `work/reports-<size>`. The roadmap's queries are off-topic for SciFact; what is measured is
+    the whole path (per part: balanced retrieval over every lens, graph expansion when a graph
+    exists, contradictions, digest, references, storing the version) at that size.
+    """
+    from bench_retrieval import replicate
+
+    from ragbench.evaluation.beir import run_beir
+
+    start = time.perf_counter()
+    base = Path(run_beir(work, scifact, ["hybrid"], 10, Settings(), limit=1)
+                ["workspace"]["path"])
+    wb = replicate(base, work / f"reports-{size}", size)
+    setup_s = time.perf_counter() - start
+    del wb  # a fresh Workbench as a new app session would open it: nothing loaded yet
+    wb = Workbench(work / f"reports-{size}", Settings())
+    start = time.perf_counter()
+    graph = wb.graph.stats()  # built here once (after an ingest the app has it already)
+    graph_s = time.perf_counter() - start
+    _, cold = run_report(wb)
+    report, warm = run_report(wb)
+    return {"chunks": wb.library.chunk_count(), "documents": len(wb.library.documents()),
+            "lenses": len(wb.library.lenses()), "graph_edges": graph.edges,
+            "setup_seconds": round(setup_s, 1), "graph_seconds": round(graph_s, 1),
+            "parts": len(report.parts),
+            "citations": sum(len(_CITE.findall(p.current.text_with_ids))
+                             for p in report.parts if p.current),
+            "seconds_cold": round(cold, 2), "seconds": round(warm, 2),
+            "part_seconds": [round(p.current.generation.seconds, 2)
+                             for p in report.parts if p.current]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=None, help="workspace (default: a temp dir)")
     ap.add_argument("--samples", type=Path, default=ROOT / "data" / "samples")
     ap.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (optional)")
     ap.add_argument("--llm-model", default="smollm2")
+    ap.add_argument("--scale-chunks", type=int, default=0,
+                    help="also time a roadmap on SciFact replicated to this many chunks")
+    ap.add_argument("--scale-work", type=Path, default=ROOT / "benchmarks" / "results" / "work",
+                    help="where the SciFact eval workspace is (or is made) and replicated")
+    ap.add_argument("--scifact", type=Path,
+                    default=ROOT.parent / "shared" / "datasets" / "scifact")
+    ap.add_argument("--skip-demo", action="store_true", help="only the --scale-chunks run")
     args = ap.parse_args()
+    if args.skip_demo:
+        if not args.scale_chunks:
+            sys.exit("--skip-demo leaves nothing to run without --scale-chunks N")
+        print(json.dumps({"scaled": scaled(args.scifact, args.scale_work, args.scale_chunks)}))
+        return
     tmp = tempfile.TemporaryDirectory() if args.work is None else None
     work = Path(tmp.name) if tmp else args.work
     start = time.perf_counter()
@@ -185,6 +241,8 @@ def main() -> None:
                                 "methods": methods, "seconds": round(llm_s, 1),
                                 "retries": sum(p.current.generation.retries
                                                for p in llm_report.parts)}
+    if args.scale_chunks:
+        result["scaled"] = scaled(args.scifact, args.scale_work, args.scale_chunks)
     print(json.dumps(result))
     if tmp:
         tmp.cleanup()
