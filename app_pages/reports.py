@@ -279,7 +279,7 @@ def show_version_text(part: ReportPart) -> None:
                 show_passage(part, match[0])
     info = cur.generation
     facts = [info.method] + ([info.model] if info.model else []) + [
-        f"version {cur.version}", f"{info.seconds:.1f} s", f"{len(cited)} cited of "
+        f"version {cur.version}", f"written in {info.seconds:.2f} s", f"{len(cited)} cited of "
         f"{len(info.retrieved_ids)} passages"]
     if info.instruction:
         facts.append(f"tuned: {info.instruction}")
