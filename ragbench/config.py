@@ -94,6 +94,10 @@ class Settings(BaseModel):
         True, description="answer extractively when the openai endpoint fails"
     )
     llm_max_tokens: int = Field(512, ge=16, le=8192)
+    llm_context_window: int = Field(
+        0, ge=0, le=10_000_000,
+        description="the chat model's context window in tokens when the server does not say "
+        "(0 = unknown); prompts are fitted to it by leaving out the lowest-ranked passages")
     answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
     max_upload_mb: int = Field(200, ge=1, le=4096)
     max_file_mb: int = Field(

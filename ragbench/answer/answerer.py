@@ -42,12 +42,18 @@ from ragbench.answer.extractive import (
     extract,
     extractive_answer,
 )
-from ragbench.answer.llm import ChatModel, LLMError, OpenAIChat
+from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
+from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.retrieval.retriever import Retriever
+
+FIT_MARGIN = 0.85
+"""Share of the context window a prompt may fill (cl100k counts differ from the model's)."""
+TokenSink = Callable[[str], None]
+"""on_token(delta): text of an LLM answer as it is written."""
 
 __all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "Source", "extractive_answer",
            "source_of"]
@@ -109,6 +115,8 @@ class ChatResponse(BaseModel):
         description="extractive answers: each passage used, with its chunk and offsets")
     filter_note: str | None = Field(
         None, description="when a filtered question found nothing: the filter and its size")
+    context_note: str | None = Field(
+        None, description="LLM path: passages left out to fit the model's context window")
     retrieval_question: str | None = Field(
         None, description="what was retrieved for, when not the question itself (a follow-up "
                           "retrieved with the previous question)")
@@ -180,8 +188,13 @@ class Answerer:
         llm: str | None = None,
         references: bool = True,
         contradictions: FindContradictions | None = None,
+        on_token: TokenSink | None = None,
     ) -> ChatResponse:
         """Retrieve, answer, validate citations and evaluate references.
+
+        `on_token` receives an LLM's text as it is written (first attempt only; the returned
+        answer is the validated, renumbered text). The prompt is fitted to the model's context
+        window: the lowest-ranked passages are left out first and `context_note` says so.
 
         `contradictions` finds the disagreements among the retrieved chunks; given, they are
         stated in an extractive answer (when about the asked fact), put into an LLM's prompt,
@@ -211,7 +224,8 @@ class Answerer:
             try:
                 model = self.chat_model(backend)
                 assert model is not None
-                raw = self._generate(model, question, results, valid_ids, response, findings)
+                raw = self._generate(model, question, results, valid_ids, response, findings,
+                                     on_token)
             except LLMError as e:
                 if not self.settings.llm_fallback:
                     raise
@@ -258,24 +272,33 @@ class Answerer:
     def _generate(
         self, model: ChatModel, question: str, results: list[RetrievalResult],
         valid_ids: list[str], response: ChatResponse, findings: Sequence[Finding] = (),
+        on_token: TokenSink | None = None,
     ) -> str:
-        context = build_context(results)
-        rules = CITATION_RULES
-        disagreements = prompt_block(relevant(question, findings, limit=5)
-                                     or findings, results) if findings else ""
-        if disagreements:
-            rules = f"{CITATION_RULES}\n{CONTRADICTION_RULE}"
-            context = f"{context}\n\n{disagreements}"
-        messages = [
-            {"role": "system", "content": rules},
-            {"role": "user", "content": f"CONTEXT:\n{context}\n\nQUESTION: {question}"},
-        ]
+        kept = self._fit(model, question, results, findings, response)
+        messages = self._messages(question, kept, findings)
         raw = ""
         for attempt in range(MAX_RETRIES + 1):
-            reply = model.complete(messages, max_tokens=self.settings.llm_max_tokens)
-            for key, value in reply.usage.items():
-                response.usage[key] = response.usage.get(key, 0) + value
-            raw = reply.text.strip() or NOT_FOUND
+            try:
+                if attempt == 0 and on_token is not None:
+                    pieces: list[str] = []
+                    for delta in model.stream(messages, max_tokens=self.settings.llm_max_tokens):
+                        pieces.append(delta)
+                        on_token(delta)
+                    text = "".join(pieces)
+                else:
+                    reply = model.complete(messages, max_tokens=self.settings.llm_max_tokens)
+                    for key, value in reply.usage.items():
+                        response.usage[key] = response.usage.get(key, 0) + value
+                    text = reply.text
+            except ContextWindowError as e:  # the estimate was short: halve, say so, retry
+                if len(kept) <= 1 or attempt == MAX_RETRIES:
+                    raise
+                kept = kept[: max(1, len(kept) // 2)]
+                response.context_note = _context_note(len(results) - len(kept), len(results),
+                                                      e.context_window)
+                messages = self._messages(question, kept, findings)
+                continue
+            raw = text.strip() or NOT_FOUND
             check = validate(raw, valid_ids)
             response.invalid_citations += check.invalid
             if not check.needs_retry:
@@ -285,6 +308,54 @@ class Answerer:
                 messages = [*messages, {"role": "assistant", "content": raw},
                             {"role": "user", "content": citation_hint(valid_ids)}]
         return raw
+
+    def _messages(self, question: str, results: Sequence[RetrievalResult],
+                  findings: Sequence[Finding]) -> list[dict[str, str]]:
+        """System rules and the user turn: passages (best first), disagreements, question."""
+        context = build_context(results)
+        rules = CITATION_RULES
+        ids = {r.chunk_id for r in results}
+        kept = [f for f in findings  # only disagreements between passages still in the prompt
+                if {c.get("chunk_id") for c in f.chunks} <= ids] if findings else []
+        disagreements = prompt_block(relevant(question, kept, limit=5)
+                                     or kept, results) if kept else ""
+        if disagreements:
+            rules = f"{CITATION_RULES}\n{CONTRADICTION_RULE}"
+            context = f"{context}\n\n{disagreements}"
+        return [
+            {"role": "system", "content": rules},
+            {"role": "user", "content": f"CONTEXT:\n{context}\n\nQUESTION: {question}"},
+        ]
+
+    def _fit(self, model: ChatModel, question: str, results: list[RetrievalResult],
+             findings: Sequence[Finding], response: ChatResponse) -> list[RetrievalResult]:
+        """The best-ranked passages whose prompt fits the model's context window with room for
+        the answer (`llm_max_tokens`); the window is the server's when it says, else the
+        `llm_context_window` setting (0: unknown, nothing left out).
+        """
+        probe = getattr(model, "context_window", None)  # optional in the ChatModel protocol
+        window = (probe() if callable(probe) else None) or self.settings.llm_context_window
+        if not window:
+            return results
+        budget = int(window * FIT_MARGIN) - self.settings.llm_max_tokens
+        kept = list(results)
+        while len(kept) > 1 and _tokens(self._messages(question, kept, findings)) > budget:
+            kept.pop()
+        if len(kept) < len(results):
+            response.context_note = _context_note(len(results) - len(kept), len(results),
+                                                  window)
+        return kept
+
+
+def _tokens(messages: Sequence[dict[str, str]]) -> int:
+    """Prompt size in cl100k tokens (models' own tokenizers differ: `FIT_MARGIN` covers it)."""
+    return sum(len(encode_tokens(m["content"])) + 4 for m in messages)
+
+
+def _context_note(dropped: int, total: int, window: int | None) -> str:
+    size = f"{window}-token " if window else ""
+    return (f"To fit the model's {size}context window, the {dropped} lowest-ranked of "
+            f"{total} retrieved passages were left out.")
 
 
 def describe_filters(filters: SearchFilters) -> str:

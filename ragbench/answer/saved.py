@@ -13,7 +13,7 @@ import time
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import Answerer, ChatResponse, FindContradictions, Source
+from ragbench.answer.answerer import Answerer, ChatResponse, FindContradictions, Source, TokenSink
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.errors import InvalidRequestError, NotFoundError
@@ -74,6 +74,7 @@ class AnswerService:
         filters: SearchFilters | None = None,
         llm: str | None = None,
         save: bool = False,
+        on_token: TokenSink | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources, references and (when the
         sources disagree and `answer_contradictions` is on) the contradictions among them:
@@ -83,7 +84,8 @@ class AnswerService:
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         find = self._find_contradictions if self.settings.answer_contradictions else None
-        response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find)
+        response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find,
+                                     on_token=on_token)
         findings = [Finding.model_validate(f) for f in response.contradictions]
         response.contradictions = []
         if find is not None and response.sources:  # stated in the answer, listed as a source

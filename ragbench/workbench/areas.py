@@ -9,7 +9,7 @@ stage.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -209,10 +209,14 @@ class AnswersArea(_Area):
         filters: SearchFilters | None = None,
         llm: str | None = None,
         save: bool = False,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResponse:
-        """A grounded answer with validated citations, sources and references."""
+        """A grounded answer with validated citations, sources and references; `on_token`
+        receives an LLM's text as it is written (the returned answer is the validated one).
+        """
         try:
-            return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save)
+            return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
+                                               on_token)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 

@@ -8,7 +8,7 @@ LLM fallback and citation validation are the same), saves the answer and appends
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ragbench.answer import ChatResponse
@@ -44,6 +44,7 @@ class ChatsArea:
         top_k: int | None = None,
         filters: SearchFilters | None = None,
         llm: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatReply:
         """Answer `question` in a conversation (a new one, titled by the question, when
         `conversation_id` is None) and store the turn.
@@ -51,7 +52,7 @@ class ChatsArea:
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         earlier = self.store.questions(conversation_id) if conversation_id else []
-        response = self.answer(question, earlier, mode, top_k, filters, llm)
+        response = self.answer(question, earlier, mode, top_k, filters, llm, on_token)
         query = response.retrieval_question or question
         answer_id = self._wb.answers.save(response)
         if conversation_id is None:  # created once there is an answer to keep
@@ -70,13 +71,14 @@ class ChatsArea:
         top_k: int | None = None,
         filters: SearchFilters | None = None,
         llm: str | None = None,
+        on_token: Callable[[str], None] | None = None,
     ) -> ChatResponse:
         """Answer `question` after the `earlier` questions (oldest first) without storing
         anything: a follow-up is retrieved together with the previous question (stateless
         clients such as the OpenAI-compatible endpoint send the history themselves).
         """
         query = retrieval_question(question, earlier)
-        response = self._wb.answers.ask(query, mode, top_k, filters, llm)
+        response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token)
         response.question = question
         response.retrieval_question = query if query != question else None
         return response

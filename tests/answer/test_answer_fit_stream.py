@@ -1,0 +1,81 @@
+"""The LLM path streams its text and fits the prompt to the model's context window
+(scripted model: a unit test of one stage)."""
+
+import pytest
+
+from ragbench.answer.answerer import Answerer
+from ragbench.answer.llm import LLMReply
+from ragbench.config import Settings
+from ragbench.errors import ContextWindowError
+from tests.answer.test_answer_retry import FakeRetriever, result
+
+pytestmark = pytest.mark.unit
+
+IDS = [f"{i:012x}" for i in range(1, 9)]
+PASSAGES = [result(cid, f"Passage {i} says the launch is in Q{i % 4 + 1}. " + "filler " * 300)
+            for i, cid in enumerate(IDS)]
+
+
+class StreamingModel:
+    name = "streaming"
+
+    def __init__(self, window=None, overflow_once=False):
+        self.window = window
+        self.overflow_once = overflow_once
+        self.prompts: list[str] = []
+
+    def context_window(self):
+        return self.window
+
+    def stream(self, messages, max_tokens=512, temperature=0.0):
+        self.prompts.append(messages[-1]["content"])
+        if self.overflow_once:
+            self.overflow_once = False
+            raise ContextWindowError("too long", prompt_tokens=9000, context_window=4096)
+        yield "The launch "
+        yield f"is in Q2 [C:{IDS[0]}]."
+
+    def complete(self, messages, max_tokens=512, temperature=0.0, json_mode=False):
+        self.prompts.append(messages[-1]["content"])
+        return LLMReply(text=f"The launch is in Q2 [C:{IDS[0]}].", usage={"total_tokens": 5})
+
+
+def ask(model, **settings):
+    a = Answerer(FakeRetriever(PASSAGES), Settings(llm_backend="openai",
+                                                   openai_base_url="http://x/v1", **settings))
+    a.chat_model = lambda backend=None: model  # type: ignore[method-assign]
+    deltas: list[str] = []
+    return a.ask("when is the launch", on_token=deltas.append), deltas
+
+
+def test_tokens_stream_and_the_answer_is_validated():
+    response, deltas = ask(StreamingModel())
+    assert deltas == ["The launch ", f"is in Q2 [C:{IDS[0]}]."]
+    assert response.answer == "The launch is in Q2 [1]."
+    assert response.context_note is None  # window unknown: nothing left out
+
+
+def test_prompt_fits_the_window_dropping_the_lowest_ranked_first():
+    model = StreamingModel(window=2048)
+    response, _ = ask(model, llm_max_tokens=256)
+    prompt = model.prompts[0]
+    assert f"C:{IDS[0]} |" in prompt and f"C:{IDS[-1]} |" not in prompt
+    kept = sum(f"C:{cid} |" in prompt for cid in IDS)
+    assert 1 <= kept < len(IDS)
+    assert response.context_note == (
+        f"To fit the model's 2048-token context window, the {len(IDS) - kept} lowest-ranked of "
+        f"{len(IDS)} retrieved passages were left out.")
+
+
+def test_the_window_setting_applies_when_the_server_does_not_say():
+    model = StreamingModel(window=None)
+    response, _ = ask(model, llm_context_window=2048, llm_max_tokens=256)
+    assert response.context_note and "2048-token" in response.context_note
+
+
+def test_a_server_overflow_halves_the_passages_and_says_so():
+    model = StreamingModel(overflow_once=True)
+    response, _ = ask(model)
+    assert response.answer == "The launch is in Q2 [1]."
+    assert sum(f"C:{cid} |" in model.prompts[1] for cid in IDS) == len(IDS) // 2
+    assert "4096-token" in (response.context_note or "")
