@@ -1,4 +1,10 @@
-"""Chat: grounded answers; citation numbers open the cited passage in its document."""
+"""Chat: grounded answers in conversations that last; citation numbers open the cited passage.
+
+Every question is asked in a stored conversation (`wb.chats`): the page's URL carries its id
+(`?chat=<id>`), so a reload or a shared link restores it; the sidebar lists, renames, deletes
+and exports conversations. With an LLM the answer streams in as it is written, then is replaced
+by the validated text with its citations.
+"""
 
 from pathlib import Path
 
@@ -12,8 +18,60 @@ from ragbench.workbench.presentation import MODES, rewrite_links
 wb = workbench()
 st.title("Chat")
 history = st.session_state.setdefault("chat_history", [])
+wanted = st.query_params.get("chat")
+if wanted and wanted != st.session_state.get("chat_id"):  # a reload or a link: restore it
+    try:
+        stored = wb.chats.get(wanted)
+    except RagbenchError:
+        st.warning(f"No conversation {wanted!r} in this workspace; starting a new one.")
+        del st.query_params["chat"]
+    else:
+        st.session_state["chat_id"] = wanted
+        history[:] = [(t.response.question, t.response.model_dump()) for t in stored.history]
+chat_id = st.session_state.get("chat_id")
 if not wb.library.chunk_count() and not history:
     st.info("No documents yet: add files on the Library page, then ask here.")
+
+
+def start_new_chat() -> None:
+    st.session_state["chat_id"] = None
+    history.clear()
+    st.query_params.clear()
+
+
+with st.sidebar:
+    st.subheader("Conversations")
+    conversations = wb.chats.list(limit=50)
+    titles = {c.conversation_id: f"{c.title} ({c.turns})" for c in conversations}
+    if st.button("New chat", key="chat_new", disabled=chat_id is None):
+        start_new_chat()
+        st.rerun()
+    if conversations:
+        ids = [c.conversation_id for c in conversations]
+        picked = st.selectbox("Open", ids, index=ids.index(chat_id) if chat_id in ids else None,
+                              format_func=lambda cid: titles[cid], key="chat_pick",
+                              placeholder="an earlier conversation")
+        if picked and picked != chat_id:
+            st.query_params["chat"] = picked
+            st.rerun()
+    if chat_id:
+        title = st.text_input("Title", value=titles.get(chat_id, "").rsplit(" (", 1)[0],
+                              key=f"chat_title_{chat_id}")
+        rename_col, delete_col = st.columns(2)
+        if rename_col.button("Rename", key="chat_rename"):
+            try:
+                wb.chats.rename(chat_id, title)
+            except RagbenchError as e:
+                st.error(str(e))
+            else:
+                st.rerun()
+        if delete_col.button("Delete", key="chat_delete", help="this conversation and its answers"):
+            wb.chats.delete(chat_id)
+            start_new_chat()
+            st.rerun()
+        st.download_button("Export Markdown", wb.chats.export(chat_id, "md"),
+                           file_name=f"chat-{chat_id}.md", mime="text/markdown",
+                           key="chat_export")
 
 with st.sidebar:
     st.subheader("Retrieval")
@@ -103,7 +161,10 @@ def show_answer(turn: int, response: dict) -> None:
         st.warning("Removed citations to passages that were not retrieved: "
                    + ", ".join(response["invalid_citations"]))
     if response.get("fallback_reason"):
-        st.info(f"LLM unavailable, answered extractively: {response['fallback_reason']}")
+        st.info(f"Answered extractively because the model failed: {response['fallback_reason']}")
+    if response.get("context_note"):
+        st.caption(response["context_note"])
+    st.caption(f"Answered by: {response.get('llm') or 'extractive'}")
     if response.get("contradictions"):
         with st.expander(f"Potential contradictions ({len(response['contradictions'])})"):
             for finding in response["contradictions"]:
@@ -138,14 +199,28 @@ for turn, (question, response) in enumerate(history):
 question = st.chat_input("Ask about your documents")
 if question:
     filters = SearchFilters(lenses=lenses or None, chunk_types=types or None)
-    with st.spinner("Retrieving and answering…"):
-        try:
-            response = wb.answers.ask(question, mode=mode, top_k=top_k, llm=backend,
-                              filters=None if filters.is_empty() else filters)
-        except Exception as e:  # noqa: BLE001 - errors are messages, never tracebacks
-            st.error(f"Could not answer: {e}")
-            st.stop()
-    history.append((question, response.model_dump()))
+    with st.chat_message("user"):
+        st.text(question)
+    with st.chat_message("assistant"):
+        box = st.empty()
+        written: list[str] = []
+
+        def on_token(delta: str) -> None:
+            """Show the model's text as it is written (plain text, never markdown)."""
+            written.append(delta)
+            box.text("".join(written))
+
+        with st.spinner("Retrieving and answering…"):
+            try:
+                reply = wb.chats.ask(question, chat_id, mode=mode, top_k=top_k, llm=backend,
+                                     filters=None if filters.is_empty() else filters,
+                                     on_token=on_token)
+            except Exception as e:  # noqa: BLE001 - errors are messages, never tracebacks
+                st.error(f"Could not answer: {e}")
+                st.stop()
+    st.session_state["chat_id"] = reply.conversation_id
+    st.query_params["chat"] = reply.conversation_id
+    history.append((question, reply.turn.response.model_dump()))
     st.rerun()
 
 saved_answers = wb.answers.saved(limit=20)

@@ -14,11 +14,13 @@ PAGES = ["app_pages/dashboard.py", "app_pages/library.py", "app_pages/search.py"
          "app_pages/settings.py"]
 
 
-def run_page(workspace, page):
+def run_page(workspace, page, query=None):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     at.switch_page(page)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
@@ -91,10 +93,20 @@ def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     assert at.code, "the cited passage is shown"
     cited = at.session_state["chat_history"][0][1]["sources"][0]
     assert at.code[0].value.strip() == cited["chunkText"].strip()
-    at.button(key="save-0").click().run()
-    assert not at.exception, at.exception
-    saved = Workbench(demo_ws).answers.saved()
-    assert saved and saved[0].question == "When does the Postgres 16 migration finish?"
+    # the question was asked in a stored conversation, named in the URL
+    chat_id = at.session_state["chat_id"]
+    assert at.query_params["chat"] == [chat_id] or at.query_params["chat"] == chat_id
+    conversation = Workbench(demo_ws).chats.get(chat_id)
+    assert [t.response.question for t in conversation.history] == [
+        "When does the Postgres 16 migration finish?"]
+    assert any(c.value.startswith("Answered by: extractive") for c in at.caption)
+    # a reload (a new session with the same URL) restores the conversation
+    again = run_page(demo_ws, "app_pages/chat.py", query={"chat": chat_id})
+    assert not again.exception, again.exception
+    assert again.session_state["chat_history"][0][1]["answer"] == answer
+    again.button(key="chat_delete").click().run()
+    assert not again.exception, again.exception
+    assert chat_id not in {c.conversation_id for c in Workbench(demo_ws).chats.list()}
 
 
 def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
