@@ -338,7 +338,10 @@ class Archive:
             yield
             return
         root_id = _check_doc_id(items[0].record.doc_id)
-        base = self.ensure_root()
+        try:  # a read-only or foreign archive/ is this file's clear error, not a crash
+            base = self.ensure_root()
+        except OSError as e:
+            raise ArchiveError(f"cannot write the archive at {self.root}: {e}") from e
         token = secrets.token_hex(4)
         # the id is checked above, so these names cannot leave `base`; they are not resolved,
         # so a symlink planted at `target` is moved away, never followed
@@ -355,9 +358,15 @@ class Archive:
             shutil.rmtree(tmp, ignore_errors=True)
             raise ArchiveError(f"cannot write the archive of {root_id}: {e}") from e
         had_old = target.exists() or target.is_symlink()
-        if had_old:
-            os.rename(target, old)
-        os.rename(tmp, target)
+        try:
+            if had_old:
+                os.rename(target, old)
+            os.rename(tmp, target)
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if had_old and not target.exists() and old.exists():
+                os.rename(old, target)
+            raise ArchiveError(f"cannot swap in the archive of {root_id}: {e}") from e
         try:
             yield
         except BaseException:

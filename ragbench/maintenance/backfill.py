@@ -72,6 +72,10 @@ class BackfillReport(BaseModel):
     seconds: float = 0.0
 
 
+META_FIELDS = frozenset({"chunk_type", "page_number"})
+"""Backfilled fields that are also vector metadata (`ragbench.ingest.ingestor.vector_meta`)."""
+
+
 def guess_chunk_type(text: str) -> str:
     """`table`, `code`, `list` or `text` from the chunk's lines (specs/003 heuristic)."""
     lines = [line for line in text.splitlines() if line.strip()]
@@ -304,4 +308,15 @@ class Backfiller:
             if "ingest_version" in doc_updates:
                 tx.execute("UPDATE documents SET ingest_version = ? WHERE doc_id = ?",
                            (doc_updates["ingest_version"], doc.doc_id))
+        # Chroma filters on chunk_type (and the other vector_meta fields): a change the catalog
+        # got must reach the vectors too, or `--chunk-type` searches return the old answer.
+        # After the commit: a kill in between is drift `doctor` finds and repairs.
+        retag = [u for u in updates if "embedding_text" not in u["changed"]
+                 and META_FIELDS & set(u["changed"])]
+        update = getattr(self._vectors(), "update_metadata", None) if retag else None
+        if update is not None:
+            update([u["chunk_id"] for u in retag],
+                   [vector_meta(r["doc_id"], r["lens"], r["chunk_index"], r["chunk_type"],
+                                r["page_number"], r["embedding_text"])
+                    for r in (u["row"] for u in retag)])
         return len(embed)

@@ -130,7 +130,7 @@ class Retriever:
         if mode == "hybrid":
             return self._resolve(self._hybrid(query, k, filters, level), mode, k)
         if mode == "balanced":
-            return self._balanced(query, filters, level)
+            return self._balanced(query, filters, level, top_k)
         return self._graph(query, k, filters, level)
 
     def allowed_chunks(self, filters: SearchFilters | None) -> int:
@@ -214,10 +214,15 @@ class Retriever:
         return out
 
     def _balanced(
-        self, query: str, filters: SearchFilters | None, level: str
+        self, query: str, filters: SearchFilters | None, level: str, top_k: int | None = None,
     ) -> list[RetrievalResult]:
+        """Every lens's best `chunks_per_lens`, interleaved; a given `top_k` caps the list (and
+        raises the per-lens share when the lenses would not fill it).
+        """
         per_lens = self.settings.chunks_per_lens
         lenses = (filters.lenses if filters and filters.lenses else None) or self.catalog.lenses()
+        if top_k:
+            per_lens = max(per_lens, -(-top_k // max(len(lenses), 1)))
         by_lens: list[list[RetrievalResult]] = []
         for lens in lenses:
             lens_filters = (filters or SearchFilters()).model_copy(update={"lenses": [lens]})
@@ -226,6 +231,8 @@ class Retriever:
         merged: list[RetrievalResult] = []
         for rank in range(per_lens):  # interleave: every lens's best, then every second best
             merged += [results[rank] for results in by_lens if rank < len(results)]
+        if top_k:
+            merged = merged[:top_k]
         for i, result in enumerate(merged, 1):
             result.rank = i
         return merged
