@@ -16,6 +16,7 @@ interleave a batch.
 from __future__ import annotations
 
 import json
+import queue
 import secrets
 import threading
 import time
@@ -30,7 +31,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from ragbench.errors import InvalidRequestError
+from ragbench.errors import InvalidRequestError, RagbenchError
 from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
 from ragbench.service import errors
 from ragbench.service.schemas import (
@@ -171,45 +172,67 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
     def completions(request: CompletionRequest) -> Response | dict[str, Any]:
         """OpenAI-compatible chat completion: the last user message is the question (earlier
         user messages make follow-ups); sources come in the extra field `sources`, cited ids
-        in `citations`. With `stream: true` the answer arrives as SSE chunks.
+        in `citations`. With `stream: true` the answer arrives as SSE chunks: an LLM's text as
+        it is written (with its raw `[C:chunk_id]` marks), an extractive answer in pieces; the
+        last chunk carries the validated `answer` ([n] citations), `sources` and `citations`.
         """
         mode = mode_of(request.model)
         users = [m.text() for m in request.messages if m.role == "user"]
         if not users or not users[-1].strip():
             raise InvalidRequestError("no user message with text to answer")
-        response = wb.chats.answer(users[-1], users[:-1], mode=mode,
-                                   filters=filters_of(request.lenses))
         created = int(time.time())
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-        extra = {"sources": [s.model_dump() for s in response.sources],
-                 "citations": [s.id for s in sorted(
-                     (s for s in response.sources if s.number is not None and s.id),
-                     key=lambda s: s.number or 0)],
-                 "llm": response.llm, "fallback_reason": response.fallback_reason}
-        usage = {"prompt_tokens": response.usage.get("prompt_tokens", 0),
-                 "completion_tokens": response.usage.get("completion_tokens", 0)}
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        filters = filters_of(request.lenses)
         if not request.stream:
+            response = wb.chats.answer(users[-1], users[:-1], mode=mode, filters=filters)
             return {"id": completion_id, "object": "chat.completion", "created": created,
-                    "model": request.model, "usage": usage,
+                    "model": request.model, "usage": _usage(response),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": response.answer}}],
-                    **extra}
+                    **_extras(response)}
 
-        def events() -> Iterator[str]:
-            base = {"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                    "model": request.model}
-            first = {"role": "assistant", "content": ""}
-            yield _sse({**base, "choices": [{"index": 0, "delta": first,
-                                              "finish_reason": None}]})
-            for piece in _pieces(response.answer):
-                yield _sse({**base, "choices": [{"index": 0, "delta": {"content": piece},
-                                                  "finish_reason": None}]})
-            yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                        "usage": usage, **extra})
+        base = {"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                "model": request.model}
+        events: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+        def answer() -> None:
+            try:
+                done = wb.chats.answer(users[-1], users[:-1], mode=mode, filters=filters,
+                                       on_token=lambda delta: events.put(("token", delta)))
+                events.put(("done", done))
+            except Exception as e:  # reported in the stream: the status line is already sent
+                events.put(("error", e))
+
+        threading.Thread(target=answer, name="completion-stream", daemon=True).start()
+
+        def stream() -> Iterator[str]:
+            def chunk(delta: dict[str, Any], finish: str | None = None,
+                      **more: Any) -> str:
+                return _sse({**base, "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}], **more})
+
+            yield chunk({"role": "assistant", "content": ""})
+            streamed = False
+            while True:
+                kind, value = events.get()
+                if kind == "token":
+                    streamed = True
+                    yield chunk({"content": value})
+                elif kind == "error":
+                    _, code = (errors.status_of(value) if isinstance(value, RagbenchError)
+                                    else (500, "internal_error"))
+                    yield _sse({"error": {"code": code, "message": str(value)}})
+                    break
+                else:
+                    if not streamed:  # extractive: the whole answer at once, in pieces
+                        for piece in _pieces(value.answer):
+                            yield chunk({"content": piece})
+                    yield chunk({}, "stop", usage=_usage(value), answer=value.answer,
+                                **_extras(value))
+                    break
             yield "data: [DONE]\n\n"
 
-        return StreamingResponse(events(), media_type="text/event-stream")
+        return StreamingResponse(stream(), media_type="text/event-stream")
 
     @v1.post("/search", response_model=list[RetrievalResult], tags=["search"])
     def search(request: SearchRequest) -> list[RetrievalResult]:
@@ -371,6 +394,22 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
 
     app.include_router(v1)
     return app
+
+
+def _extras(response: ChatResponse) -> dict[str, Any]:
+    """The ragbench fields of a completion: sources, cited ids in [n] order, backend used."""
+    cited = sorted((s for s in response.sources if s.number is not None and s.id),
+                   key=lambda s: s.number or 0)
+    return {"sources": [s.model_dump() for s in response.sources],
+            "citations": [s.id for s in cited], "llm": response.llm,
+            "fallback_reason": response.fallback_reason, "context_note": response.context_note}
+
+
+def _usage(response: ChatResponse) -> dict[str, int]:
+    usage = {"prompt_tokens": response.usage.get("prompt_tokens", 0),
+             "completion_tokens": response.usage.get("completion_tokens", 0)}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return usage
 
 
 def _sse(payload: dict[str, Any]) -> str:
