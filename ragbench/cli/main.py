@@ -28,6 +28,7 @@ from typer.main import get_command
 
 from ragbench.cli import (
     archive,
+    chats,
     evaluation,
     graph,
     library,
@@ -60,8 +61,8 @@ def options(ctx: typer.Context, workspace: WorkspaceOption = None,
     remember(ctx, workspace, as_json)
 
 
-for _group in (library, query, report, graph, maintenance, versions, archive, evaluation,
-               service):
+for _group in (library, query, chats, report, graph, maintenance, versions, archive,
+               evaluation, service):
     app.add_typer(_group.app)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -123,6 +124,11 @@ def ask(
         metavar="ANSWER_ID", show_default=False,
         help="Answer a saved question again and replace the saved answer; QUESTION and the "
         "retrieval options are then not used.")] = None,
+    chat: Annotated[str | None, typer.Option(
+        metavar="CHAT_ID", show_default=False,
+        help="Ask in a stored conversation ('new' starts one): the question is saved as its "
+        "next turn and a follow-up is retrieved with the previous question (see `chats`).")
+    ] = None,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
@@ -137,12 +143,29 @@ def ask(
                                  param_hint="'QUESTION'")
 
     def handle(wb: Workbench, out: Output) -> int:
+        streamed: list[str] = []
+
+        def on_token(delta: str) -> None:
+            """An LLM's text on stderr as it is written (a terminal, without --json)."""
+            if not streamed:
+                print("writing: ", end="", file=sys.stderr)
+            streamed.append(delta)
+            print(delta, end="", file=sys.stderr, flush=True)
+
+        live = on_token if not out.json and sys.stderr.isatty() else None
+        conversation = None
+        filters = _filters(lens, chunk_type, doc, source)
         if regenerate:
             response = wb.answers.regenerate(regenerate, llm=llm)
+        elif chat:
+            reply = wb.chats.ask(question or "", None if chat == "new" else chat, mode=mode,
+                                 top_k=top_k, filters=filters, llm=llm, on_token=live)
+            response, conversation = reply.turn.response, reply.conversation_id
         else:
-            response = wb.answers.ask(question or "", mode=mode, top_k=top_k,
-                                      filters=_filters(lens, chunk_type, doc, source),
-                                      llm=llm, save=save)
+            response = wb.answers.ask(question or "", mode=mode, top_k=top_k, filters=filters,
+                                      llm=llm, save=save, on_token=live)
+        if streamed:
+            print("\n", file=sys.stderr)
         lines = [response.answer, ""]
         for s in response.sources:
             if s.cited:
@@ -155,10 +178,18 @@ def ask(
         if response.invalid_citations:
             lines.append(f"removed invalid citations: {', '.join(response.invalid_citations)}")
         if response.fallback_reason:
-            lines.append(f"LLM unavailable, answered extractively: {response.fallback_reason}")
-        if response.answer_id:
+            lines.append(f"answered extractively because the model failed: "
+                         f"{response.fallback_reason}")
+        if response.context_note:
+            lines.append(response.context_note)
+        if conversation:
+            lines.append(f"conversation {conversation} (follow up with --chat {conversation})")
+        elif response.answer_id:
             lines.append(f"saved as {response.answer_id}")
-        out.emit(response, "\n".join(lines))
+        payload = response.model_dump()
+        if conversation:
+            payload["conversation_id"] = conversation
+        out.emit(payload, "\n".join(lines))
         return 0
 
     return run(ctx, workspace, as_json, handle)
