@@ -8,8 +8,8 @@ ingested twice at once failed with "id collision", and a process that had the wo
 
 Here process A is held (a test pause point) between writing its vectors and committing, so the
 race happens every run: meanwhile another workbench opens the workspace and its vectors,
-process B ingests another file, process C the same file as A, and a long-lived in-process
-workbench (the app) searches in a loop. Afterwards the catalog and Chroma hold the same ids,
+process B ingests another file, process C the same file as A (started while A waits, so it
+plans before A commits), and a long-lived in-process workbench (the app) searches in a loop. Afterwards the catalog and Chroma hold the same ids,
 doctor reports no drift, every original exists, and the long-lived workbench finds the new
 documents without a restart.
 """
@@ -65,26 +65,26 @@ def test_two_ingests_a_search_loop_and_the_app_on_one_workspace(tmp_path):
     _write(seed, "heron")
     ws = tmp_path / "ws"
     app = Workbench(ws, SETTINGS)  # the long-lived process: opened before the others write
-    app.library.ingest([seed], root=src)
-    assert {h.doc_id for h in app.search.query("heron ledger", mode="vector")}
-
     marker = tmp_path / "paused"
     a = _cli(ws, "ingest", str(src / "a.md"), "--root", str(src),
              env={"RAGBENCH_PAUSE_AT": "after_vectors", "RAGBENCH_PAUSE_FILE": str(marker),
                   "RAGBENCH_PAUSE_SECONDS": "10"})
+    b = _cli(ws, "ingest", str(src / "b.md"), "--root", str(src))
+    assert app.vectors.count() == 0  # its Chroma client is open before the others write
     deadline = time.time() + 180
     while not marker.exists():  # A holds its vectors, uncommitted, for 10 s from here
         assert a.poll() is None, a.communicate()[1][-2000:]
         assert time.time() < deadline, "ingest A never reached its pause point"
         time.sleep(0.05)
-    b = _cli(ws, "ingest", str(src / "b.md"), "--root", str(src))
     c = _cli(ws, "ingest", str(src / "a.md"), "--root", str(src))  # the same file as A
-    # another process opens the workspace and its vectors while A's are uncommitted: before
+    # another workbench opens the workspace and its vectors while A's are uncommitted: before
     # the lock this "repaired" them away and swept A's original
     in_flight = set(os.listdir(ws / "files"))
     other = Workbench(ws, SETTINGS)
     assert _uncommitted(other), "A's vectors were deleted by another process's open"
     assert set(os.listdir(ws / "files")) == in_flight
+    app.library.ingest([seed], root=src)  # the app ingests too, while B and C run
+    assert {h.doc_id for h in app.search.query("heron ledger", mode="vector")}
     errors: list[BaseException] = []
     rounds = 0
     stop = threading.Event()
