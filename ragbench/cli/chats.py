@@ -7,14 +7,31 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, choice, one_of, run
+from ragbench.cli.common import (
+    JsonOption,
+    Output,
+    WorkspaceOption,
+    choice,
+    one_of,
+    remember,
+    run,
+)
 from ragbench.workbench import Workbench
 
 app = typer.Typer()
 PANEL = "Search and answers"
 chats = typer.Typer(name="chats", no_args_is_help=True,
-                    help="Stored conversations: list, show, rename, delete, export.")
+                    help="Stored conversations (the Chat page's, and `ask --chat`): list, "
+                    "show, rename, delete, export.")
 app.add_typer(chats, rich_help_panel=PANEL)
+
+
+@chats.callback()
+def chats_options(ctx: typer.Context, workspace: WorkspaceOption = None,
+                  as_json: JsonOption = False) -> None:
+    """Options given here apply to the action that follows."""
+    remember(ctx, workspace, as_json)
+
 FORMATS = ("md", "json")
 ChatId = Annotated[str, typer.Argument(metavar="CHAT_ID", show_default=False,
                                        help="A conversation id (see `ragbench chats list`).")]

@@ -86,10 +86,13 @@ def new(
     template: Annotated[str, typer.Argument(
         metavar="TEMPLATE", show_default=False,
         help=f"One of {one_of(list(REPORT_TEMPLATES))}.")],
-    title: Annotated[str, typer.Argument(metavar="TITLE", show_default=False)],
+    title: Annotated[str, typer.Argument(metavar="TITLE", show_default=False,
+                                         help="The report's title.")],
     goal: Annotated[str, typer.Option(metavar="TEXT", help="Topic, question or purpose.")] = "",
-    audience: Annotated[str, typer.Option(metavar="TEXT")] = "",
-    tone: Annotated[str, typer.Option(metavar="TEXT")] = "",
+    audience: Annotated[str, typer.Option(metavar="TEXT",
+                                          help="Who the report is for.")] = "",
+    tone: Annotated[str, typer.Option(metavar="TEXT",
+                                      help="How it should read (e.g. concise, formal).")] = "",
     lens: Annotated[list[str] | None, typer.Option(
         metavar="LENS", show_default=False, help="Lens in scope (repeatable; default all).")
     ] = None,

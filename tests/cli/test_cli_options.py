@@ -123,7 +123,7 @@ def fake_workbench(monkeypatch, tmp_path):
     def no_graph() -> Any:
         raise NotFoundError("no graph here")
 
-    def open_workbench(workspace: str, settings: Any) -> Any:
+    def open_workbench(workspace: str, settings: Any, **options: Any) -> Any:
         opened.append(str(workspace))
         return SimpleNamespace(workspace=workspace, settings=settings, answers=answers,
                                graph=SimpleNamespace(stats=no_graph))
@@ -166,7 +166,7 @@ def test_workspace_given_after_the_command_wins(fake_workbench, tmp_path, capsys
 
 @pytest.mark.unit
 def test_a_bug_with_json_is_still_one_object(monkeypatch, tmp_path, capsys):
-    def broken(workspace: str, settings: Any) -> Any:
+    def broken(workspace: str, settings: Any, **options: Any) -> Any:
         raise RuntimeError("boom")
 
     monkeypatch.setattr("ragbench.cli.common.Workbench", broken)
