@@ -113,6 +113,20 @@ def stale_reasons(
     return reasons
 
 
+def reachable_version(old: int) -> int:
+    """The newest ingest version a document made by `old` reaches without re-parsing: the
+    last one before the first breaking version after `old` (backfill moves it there).
+    """
+    reached = old
+    for version, _, breaking in sorted(INGEST_VERSIONS):
+        if version <= old:
+            continue
+        if breaking:
+            break
+        reached = version
+    return reached
+
+
 def breaking_between(old: int, new: int = CURRENT_INGEST_VERSION) -> bool:
     """True when a version after `old` up to `new` changed chunk texts or ids."""
     return any(breaking for v, _, breaking in INGEST_VERSIONS if old < v <= new)

@@ -16,9 +16,10 @@ in; nothing is parsed again:
   the catalog row is updated, in one transaction per document;
 * `ingest_settings` for rows made before it was stored.
 
-A document whose gap to the current ingest version has no breaking version
-(`store.schema.INGEST_VERSIONS`) and whose chunks all have valid offsets is then marked with the
-current ingest version: a non-breaking upgrade needs no re-processing. Page numbers are not
+A document whose chunks all have valid offsets is then moved to the newest ingest version it
+reaches without a breaking version in between (`store.schema.INGEST_VERSIONS`,
+`versioning.reachable_version`): a non-breaking upgrade needs no re-processing; a breaking one
+(new chunk texts) only `reprocess` brings. Page numbers are not
 derivable without the parsed blocks and are only reported.
 
 Idempotent: a second run plans nothing. `dry_run` plans and reports without writing. The report
@@ -40,10 +41,9 @@ from ragbench.config import Settings
 from ragbench.embeddings import CachedEmbedder
 from ragbench.ids import compute_chunk_id, text_hash
 from ragbench.ingest.context import Summarizer, apply_context, document_date, document_header
-from ragbench.ingest.versioning import breaking_between, recorded_signature, signature_of
+from ragbench.ingest.versioning import reachable_version, recorded_signature, signature_of
 from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
 from ragbench.store.catalog import Catalog
-from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore
 
 FIELDS = ("chunk_type", "section_path", "offsets", "line_from", "line_to", "page_number",
@@ -62,8 +62,8 @@ class BackfillReport(BaseModel):
     chunks: int
     changes: dict[str, int] = Field(description="chunks (or documents) changed per field")
     not_derivable: dict[str, int] = Field(description="chunks still missing a field after it")
-    documents_upgraded: int = Field(description="documents marked with the current ingest "
-                                    "version (non-breaking gap, all offsets valid)")
+    documents_upgraded: int = Field(description="documents moved to the newest ingest version "
+                                    "reachable without re-parsing (all offsets valid)")
     re_embedded: int = Field(0, description="chunks that got a new vector")
     coverage_before: dict[str, float]
     coverage_after: dict[str, float]
@@ -219,9 +219,9 @@ class Backfiller:
         if doc.ingest_settings != signature:
             doc_updates["ingest_settings"] = signature
         all_valid = all(_has("offsets", r, text, "", doc) for r in fixed)
-        if (doc.ingest_version < CURRENT_INGEST_VERSION and all_valid
-                and not breaking_between(doc.ingest_version)):
-            doc_updates["ingest_version"] = CURRENT_INGEST_VERSION
+        target = reachable_version(doc.ingest_version)
+        if target > doc.ingest_version and all_valid:
+            doc_updates["ingest_version"] = target
         return updates, doc_updates, rows, expected
 
     def coverage(self, plans: list[tuple[DocumentRecord, list[dict[str, Any]], str,

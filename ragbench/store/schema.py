@@ -41,13 +41,16 @@ from dataclasses import dataclass
 
 from ragbench.errors import StoreError
 
-CURRENT_INGEST_VERSION = 2
+CURRENT_INGEST_VERSION = 3
 """Version of the parse/chunk/embed logic; documents ingested by an older one are reprocessed."""
 
 INGEST_VERSIONS: list[tuple[int, str, bool]] = [
     (1, "Structure-aware token chunking, windowed embeddings, stable ids", False),
     (2, "Contextual chunking (embedding text = header + summary + chunk), context columns, "
         "ingest settings signature per document; v1 chunks can be backfilled", False),
+    (3, "Parsers keep content they dropped (DOCX text boxes, headers/footers, notes, comments, "
+        "equations, altChunk bodies; Strict OOXML; PPTX alt text and charts), join PDF "
+        "line-end hyphenation and drop HTML navigation boilerplate", True),
 ]
 """(version, description, breaking): a breaking version changes chunk texts or ids, so only
 re-processing brings older documents up to it; a non-breaking one can be backfilled."""

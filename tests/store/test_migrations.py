@@ -20,6 +20,7 @@ from ragbench.errors import RagbenchError, StoreError
 from ragbench.store import schema
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import (
+    INGEST_VERSIONS,
     MIGRATIONS,
     SCHEMA_VERSION,
     Migration,
@@ -264,7 +265,8 @@ def test_fresh_catalog_is_created_at_newest_version(tmp_path: Path) -> None:
     for table, column, _ in OLD_ADDED_COLUMNS:
         assert column in got["tables"][table], f"{table}.{column}"
     assert ("index", "idx_documents_status") not in got["others"]
-    assert [v["version"] for v in catalog.ingest_versions()] == [1, 2]
+    assert [v["version"] for v in catalog.ingest_versions()] == [
+        v for v, _, _ in INGEST_VERSIONS]
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() is None
     # the catalog works end to end at that version
     with catalog.transaction() as tx:
