@@ -30,6 +30,7 @@ import logging
 import math
 import re
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,7 +55,9 @@ STRONG_COSINE = 0.62
 COSINE_FLOOR = 0.35
 """Below this the words matched but the meaning did not ("capital of France" vs "coverage in
 France and Italy"): no support on words alone."""
-SHORTLIST = 16
+SHORTLIST = 8
+MEANING_BUDGET_MS = 250.0
+"""Time for embedding passages per answer (the p95 budget of an answer is 500 ms)."""
 """Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
 W_LEXICAL, W_MEANING, W_RANK = 0.5, 1.0, 0.05
 CONTEXT_CREDIT = 0.5
@@ -141,12 +144,26 @@ class _Candidate:
 
 
 class _VectorCache:
-    """Process-wide LRU of passage vectors, keyed by the embedder and the text."""
+    """Process-wide LRU of passage vectors, keyed by the embedder and the text, and the
+    embedder's recent cost per text (to keep the answer within its time budget).
+    """
 
     def __init__(self, size: int = 50_000) -> None:
         self.size = size
         self.items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self.lock = threading.Lock()
+        self.ms_per_text: dict[str, float] = {}
+
+    def affordable(self, embedder: SentenceEmbedder, budget_ms: float | None) -> int | None:
+        """How many texts fit in `budget_ms` at the embedder's recent speed (None: any)."""
+        model = str(getattr(embedder, "model_id", id(embedder)))
+        cost = self.ms_per_text.get(model)
+        if budget_ms is None or cost is None:
+            return None
+        fits = int(budget_ms // max(cost, 1e-3))
+        if fits < 2:  # too slow now: words only, and look again soon (the load may pass)
+            self.ms_per_text[model] = cost * 0.8
+        return fits
 
     def vectors(self, embedder: SentenceEmbedder, texts: list[str]) -> np.ndarray:
         """Vectors of `texts`, embedding only the ones not cached, in one batch."""
@@ -157,7 +174,12 @@ class _VectorCache:
                 self.items.move_to_end((model, t))
         missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
+            started = time.perf_counter()
             fresh = np.asarray(embedder.embed(missing), dtype=np.float32)
+            per_text = (time.perf_counter() - started) * 1000 / len(missing)
+            previous = self.ms_per_text.get(model)
+            self.ms_per_text[model] = per_text if previous is None else \
+                0.5 * previous + 0.5 * per_text
             with self.lock:
                 for t, v in zip(missing, fresh, strict=True):
                     found[t] = v
@@ -231,9 +253,20 @@ def _score(candidates: list[_Candidate], q_terms: set[str]) -> None:
 
 
 def _add_meaning(question: str, shortlist: list[_Candidate],
-                 embedder: SentenceEmbedder | None) -> None:
+                 embedder: SentenceEmbedder | None, budget_ms: float | None) -> None:
+    """Cosines of the question and the shortlisted passages (as many as the budget allows at
+    the embedder's recent speed, best first; cached passages cost nothing).
+    """
     if embedder is None or not shortlist:
         return
+    fits = VECTORS.affordable(embedder, budget_ms)
+    if fits is not None:
+        model = str(getattr(embedder, "model_id", id(embedder)))
+        cached = [c for c in shortlist if (model, c.passage.text) in VECTORS.items]
+        fresh = [c for c in shortlist if (model, c.passage.text) not in VECTORS.items]
+        shortlist = cached + fresh[:max(0, fits - 1)]  # one text is the question
+        if not fresh[:max(0, fits - 1)] and not cached:
+            return
     try:
         vectors = VECTORS.vectors(embedder, [question] + [c.passage.text for c in shortlist])
     except Exception as e:  # noqa: BLE001 - meaning is a refinement; words still answer
@@ -338,8 +371,14 @@ def extract(
     results: Sequence[RetrievalResult],
     sentences: int = 3,
     embedder: SentenceEmbedder | None = None,
+    budget_ms: float | None = MEANING_BUDGET_MS,
 ) -> Extraction:
-    """The extractive answer to `question` from `results` (see the module docstring)."""
+    """The extractive answer to `question` from `results` (see the module docstring).
+
+    `budget_ms` bounds the time spent embedding passages: at the embedder's recent speed only
+    the best shortlisted passages that fit are scored by meaning (None: all of them); the
+    rest rank by words, so a loaded machine answers a little less well, not slowly.
+    """
     q_terms = question_terms(question)
     if not q_terms or not results:
         return Extraction(text=NOT_FOUND)
@@ -353,7 +392,7 @@ def extract(
             c.score += LEAD_BONUS
     candidates.sort(key=lambda c: -c.score)
     shortlist = candidates[:SHORTLIST]
-    _add_meaning(question, shortlist, embedder)
+    _add_meaning(question, shortlist, embedder, budget_ms)
     for c in shortlist:
         _dangling_penalty(c)
     shortlist.sort(key=lambda c: -c.score)

@@ -242,3 +242,30 @@ def test_llm_prompt_carries_the_contradictions_and_the_rule():
     assert r.answer == "Sources disagree: Q3 2026 [1]; Q4 2026 [2]." and r.contradictions
     plain = answerer.ask("When is Tidepool GA planned?", references=False)
     assert plain.answer and "POTENTIAL" not in Model.messages[1]["content"]
+
+
+def test_meaning_stays_within_its_time_budget(monkeypatch):
+    import time as clock
+
+    from ragbench.answer import extractive
+
+    class Slow(BagEmbedder):
+        model_id = "slow"
+
+        def embed(self, texts):
+            clock.sleep(0.02 * len(texts))  # 20 ms per text
+            return super().embed(texts)
+
+    slow = Slow()
+    text = " ".join(f"The Postgres migration step {i} finishes in week {i}." for i in range(8))
+    results = [result("abababababab", text)]
+    extract("When does the Postgres migration finish?", results, embedder=slow)  # learns speed
+    assert slow.calls == [9]
+    extract("When does a Postgres migration step finish?", results, embedder=slow,
+            budget_ms=60)  # passages are cached: only the new question is embedded
+    assert slow.calls == [9, 1]
+    extractive.VECTORS.items.clear()
+    extract("When does the Postgres migration finish?", results, embedder=slow, budget_ms=70)
+    assert slow.calls[-1] == 3  # 3 texts fit: the question and the 2 best passages
+    extract("When does the Postgres migration finish?", results, embedder=slow, budget_ms=10)
+    assert slow.calls[-1] == 3  # nothing fits: words only, no embedding call
