@@ -7,9 +7,7 @@
    answer containment (a normalised gold string in the answer: lower case, articles and
    punctuation removed) and supporting-title recall among the cited sources, for three peers
    answering from the same hybrid top-10 in the same run:
-   - `new`: `ragbench.answer.extractive.extract` (meaning + words, statements, antecedents),
-     every shortlisted passage scored by meaning (no time budget: quality, not load, is
-     measured here; the latency part measures the product with its budget);
+   - `new`: `ragbench.answer.extractive.extract` (meaning + words, statements, antecedents);
    - `old`: the extractive answer before issue 13 (copied below, verbatim algorithm);
    - `naive`: the first sentence of each of the top-3 hybrid chunks (the paragraph body; the
      "# Title" line the corpus files start with is not a sentence), each cited.
@@ -141,7 +139,7 @@ def hotpot(wb: Workbench, folder: Path, limit: int | None) -> dict[str, Any]:
         for peer in peers:
             start = time.perf_counter()
             if peer == "new":
-                text = extract(q["question"], results, 3, embedder, budget_ms=None).text
+                text = extract(q["question"], results, 3, embedder).text
             elif peer == "old":
                 text = old_extractive_answer(q["question"], results)
             else:

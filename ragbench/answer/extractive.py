@@ -57,7 +57,8 @@ COSINE_FLOOR = 0.35
 France and Italy"): no support on words alone."""
 SHORTLIST = 8
 MEANING_BUDGET_MS = 250.0
-"""Time for embedding passages per answer (the p95 budget of an answer is 500 ms)."""
+"""A budget for embedding passages per answer, for callers that prefer speed to stable
+answers (the p95 target of a whole answer is 500 ms); `extract` uses none by default."""
 """Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
 W_LEXICAL, W_MEANING, W_RANK = 0.5, 1.0, 0.05
 CONTEXT_CREDIT = 0.5
@@ -371,13 +372,15 @@ def extract(
     results: Sequence[RetrievalResult],
     sentences: int = 3,
     embedder: SentenceEmbedder | None = None,
-    budget_ms: float | None = MEANING_BUDGET_MS,
+    budget_ms: float | None = None,
 ) -> Extraction:
     """The extractive answer to `question` from `results` (see the module docstring).
 
     `budget_ms` bounds the time spent embedding passages: at the embedder's recent speed only
-    the best shortlisted passages that fit are scored by meaning (None: all of them); the
-    rest rank by words, so a loaded machine answers a little less well, not slowly.
+    the best shortlisted passages that fit are scored by meaning, the rest rank by words, so
+    a loaded machine answers a little less well, not slowly. Off by default (None: all
+    shortlisted passages): with a budget the same question can get a different answer when
+    the machine is busy, which tests and readers should not see.
     """
     q_terms = question_terms(question)
     if not q_terms or not results:
