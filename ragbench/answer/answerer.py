@@ -277,12 +277,14 @@ class Answerer:
         kept = self._fit(model, question, results, findings, response)
         messages = self._messages(question, kept, findings)
         raw = ""
+        streamed = False  # stream until some text went out (a context overflow sends none)
         for attempt in range(MAX_RETRIES + 1):
             try:
-                if attempt == 0 and on_token is not None:
+                if on_token is not None and not streamed:
                     pieces: list[str] = []
                     for delta in model.stream(messages, max_tokens=self.settings.llm_max_tokens):
                         pieces.append(delta)
+                        streamed = True
                         on_token(delta)
                     text = "".join(pieces)
                 else:
@@ -290,10 +292,13 @@ class Answerer:
                     for key, value in reply.usage.items():
                         response.usage[key] = response.usage.get(key, 0) + value
                     text = reply.text
-            except ContextWindowError as e:  # the estimate was short: halve, say so, retry
+            except ContextWindowError as e:  # too long after all: fit to the window the
+                # server named (else halve), say so, retry
                 if len(kept) <= 1 or attempt == MAX_RETRIES:
                     raise
-                kept = kept[: max(1, len(kept) // 2)]
+                fitted = (self._fit_window(e.context_window, question, kept, findings)
+                          if e.context_window else kept)
+                kept = fitted if len(fitted) < len(kept) else kept[: max(1, len(kept) // 2)]
                 response.context_note = _context_note(len(results) - len(kept), len(results),
                                                       e.context_window)
                 messages = self._messages(question, kept, findings)
@@ -337,13 +342,20 @@ class Answerer:
         window = (probe() if callable(probe) else None) or self.settings.llm_context_window
         if not window:
             return results
+        kept = self._fit_window(window, question, results, findings)
+        if len(kept) < len(results):
+            response.context_note = _context_note(len(results) - len(kept), len(results),
+                                                  window)
+        return kept
+
+
+    def _fit_window(self, window: int, question: str, results: Sequence[RetrievalResult],
+                    findings: Sequence[Finding]) -> list[RetrievalResult]:
+        """The best-ranked passages whose prompt leaves `llm_max_tokens` free in `window`."""
         budget = int(window * FIT_MARGIN) - self.settings.llm_max_tokens
         kept = list(results)
         while len(kept) > 1 and _tokens(self._messages(question, kept, findings)) > budget:
             kept.pop()
-        if len(kept) < len(results):
-            response.context_note = _context_note(len(results) - len(kept), len(results),
-                                                  window)
         return kept
 
 

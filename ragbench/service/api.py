@@ -228,7 +228,7 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
                         for piece in _pieces(value.answer):
                             yield chunk({"content": piece})
                     yield chunk({}, "stop", usage=_usage(value), answer=value.answer,
-                                **_extras(value))
+                                streamed=streamed, **_extras(value))
                     break
             yield "data: [DONE]\n\n"
 

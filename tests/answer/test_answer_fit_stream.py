@@ -75,7 +75,8 @@ def test_the_window_setting_applies_when_the_server_does_not_say():
 
 def test_a_server_overflow_halves_the_passages_and_says_so():
     model = StreamingModel(overflow_once=True)
-    response, _ = ask(model)
+    response, deltas = ask(model)
     assert response.answer == "The launch is in Q2 [1]."
+    assert deltas == ["The launch ", f"is in Q2 [C:{IDS[0]}]."]  # the retry streams too
     assert sum(f"C:{cid} |" in model.prompts[1] for cid in IDS) == len(IDS) // 2
     assert "4096-token" in (response.context_note or "")

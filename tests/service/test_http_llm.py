@@ -53,7 +53,8 @@ def test_streamed_llm_answer(tmp_path, idle_llm_server):  # noqa: F811
                 deltas.append(chunk.choices[0].delta.content)
         extra = (last.model_extra or {}) if last else {}
         assert extra.get("llm") == "openai", extra  # the model answered, no fallback
-        assert len(deltas) > 3  # token by token, not one block
+        assert extra["streamed"] is True  # the model's own deltas, not the answer cut up
+        assert len(deltas) > 3
         assert extra["answer"].strip()
         assert set(extra["citations"]) <= {s["id"] for s in extra["sources"]}
     finally:
