@@ -28,8 +28,10 @@ from pydantic import BaseModel, Field
 from ragbench.answer.citations import (
     CITATION_RULES,
     CitationCheck,
+    CitedPassage,
     build_context,
     citation_hint,
+    cited_passages,
     validate,
 )
 from ragbench.answer.disagreement import CONTRADICTION_RULE, prompt_block, relevant
@@ -55,8 +57,8 @@ FIT_MARGIN = 0.85
 TokenSink = Callable[[str], None]
 """on_token(delta): text of an LLM answer as it is written."""
 
-__all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "Source", "extractive_answer",
-           "source_of"]
+__all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "CitedPassage", "Source",
+           "attach_passages", "extractive_answer", "source_of"]
 MAX_RETRIES = 2
 FindContradictions = Callable[[Sequence[str]], list[Finding]]
 """find(chunk_ids) -> potential contradictions among those chunks."""
@@ -86,6 +88,21 @@ class Source(BaseModel):
     archiveDownloadUri: str | None = None  # noqa: N815 - archived original
     label: str = "document"
     cited: bool = False
+    passages: list[CitedPassage] = Field(
+        default_factory=list,
+        description="cited sources: the sentence(s) of chunkText supporting each claim that "
+                    "cites it, with offsets into chunkText (startChar + offset in the document)")
+
+    def describe(self) -> str:
+        """A reader's label: document title, lens and page ("ADR-007 · lens engineering ·
+        page 3"), never the internal ids (those are in `id` / `documentId`).
+        """
+        parts = [self.title or self.sourceName or self.sourceId or self.label]
+        if self.lens:
+            parts.append(f"lens {self.lens}")
+        if self.page is not None:
+            parts.append(f"page {self.page}")
+        return " · ".join(parts)
 
 
 class ChatResponse(BaseModel):
@@ -244,6 +261,7 @@ class Answerer:
         response.had_invalid_citations = bool(response.invalid_citations)
         by_id = {r.chunk_id: r for r in results}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
+        attach_passages(cited, response.answer_with_ids, response.extracts)
         others = [source_of(r, None) for r in results if r.chunk_id not in check.cited]
         found = check.text not in ("", NOT_FOUND)
         response.sources = cited + others if check.cited or found else []
@@ -357,6 +375,20 @@ class Answerer:
         while len(kept) > 1 and _tokens(self._messages(question, kept, findings)) > budget:
             kept.pop()
         return kept
+
+
+def attach_passages(cited: Sequence[Source], text_with_ids: str,
+                    extracts: Sequence[Extract] = ()) -> None:
+    """Record on each cited source the sentence(s) of its chunk that support the claims citing
+    it (`Source.passages`): what an extractive answer quoted, else the chunk sentences sharing
+    most words with the citing sentence.
+    """
+    texts = {s.id: s.chunkText for s in cited if s.id}
+    filed = {s.id: f"{s.title or ''} {s.lens or ''} {s.sectionPath}" for s in cited if s.id}
+    support = cited_passages(text_with_ids, texts,
+                             [(e.chunk_id, e.start_char, e.end_char) for e in extracts], filed)
+    for source in cited:
+        source.passages = support.get(source.id or "", [])
 
 
 def _tokens(messages: Sequence[dict[str, str]]) -> int:

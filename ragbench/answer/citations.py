@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from ragbench.answer.passages import passages
+from ragbench.lexical import content_words, split_sentences
 from ragbench.models import RetrievalResult
 
 CITATION_RULES = """You answer questions using ONLY the numbered context passages below.
@@ -106,3 +108,145 @@ def validate(text: str, valid_ids: Sequence[str]) -> CitationCheck:
     cleaned = re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned)
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned).strip()
     return CitationCheck(text=cleaned, cited=order, invalid=invalid, found=found)
+
+
+# --- which sentences of a cited chunk support a claim ---------------------------------------
+
+_SEPARATOR = re.compile(r"^[\s,;.]*$")
+"""Text between two citation brackets of one group ("[C:a], [C:b]" / "[C:a][C:b]")."""
+_CLAIM_START = re.compile(r"^[\s.,;:!?)\]]+")
+MAX_SUPPORT = 3
+"""At most this many chunk passages support one claim."""
+
+
+class CitedPassage(BaseModel):
+    """The passage of a cited chunk that supports one claim of the answer (exact offsets).
+
+    `start`/`end` index the chunk text (`Source.chunkText`), so `chunkText[start:end] == text`;
+    in the document they are `Source.startChar + start` and `Source.startChar + end`.
+    """
+
+    start: int = Field(description="offset of the supporting passage in the chunk text")
+    end: int = Field(description="end offset in the chunk text (exclusive)")
+    text: str = Field(description="the passage as written in the chunk: chunkText[start:end]")
+    claim: str = Field("", description="the answer sentence it supports, citations removed")
+    method: str = Field(
+        "overlap", description="extract: the extractive answer quoted this passage; overlap: "
+                               "the chunk sentence sharing most content words with the claim")
+    score: float = Field(
+        1.0, description="share of the claim's content words the passage holds (1 for extract)")
+
+
+def claims(text: str) -> list[tuple[str, str, list[str]]]:
+    """(claim, segment, cited ids) per citation group of an answer with `[C:id]` citations.
+
+    A group is a run of brackets with only spaces or punctuation between them; its segment is
+    the text since the previous group, its claim the last sentence of that segment
+    ("A [C:1]. B [C:2]" gives "A" and "B"; "A. [C:1]" gives "A."). A group with no words of
+    its own before it ("A [C:1] [C:2]" is one group; "A [C:1] and [C:2]" is not) shares the
+    claim before it.
+    """
+    out: list[tuple[str, str, list[str]]] = []
+    groups: list[tuple[int, int, list[str]]] = []
+    for match in _BRACKET.finditer(text):
+        ids = [m.lower() for m in _ID.findall(match.group(1))]
+        if groups and _SEPARATOR.match(text[groups[-1][1]:match.start()]):
+            start, _, before = groups[-1]
+            groups[-1] = (start, match.end(), before + ids)
+        else:
+            groups.append((match.start(), match.end(), ids))
+    previous_end = 0
+    last_claim, last_segment = "", ""
+    for start, end, ids in groups:
+        segment = _CLAIM_START.sub("", text[previous_end:start]).strip()
+        sentences = [s for s in split_sentences(segment) if s.strip()]
+        claim = sentences[-1].strip() if sentences else ""
+        if not content_words(claim):
+            claim, segment = last_claim, last_segment
+        out.append((claim, segment, ids))
+        last_claim, last_segment = claim, segment
+        previous_end = end
+    return out
+
+
+def supporting_passages(
+    claim: str, chunk_text: str, limit: int = MAX_SUPPORT, filed_under: str = "",
+) -> list[CitedPassage]:
+    """The passages of `chunk_text` that hold the words of `claim`, best first.
+
+    Deterministic and cheap: the chunk is split into its passages (sentences, items, table-row
+    statements; `ragbench.answer.passages`), each scored by the share of the claim's content
+    words (stemmed) it holds; the best wins, and a further passage is added only when it brings
+    claim words none chosen holds (a claim drawn from two sentences gets both). Headings and
+    list labels never support a claim on their own. No shared word: no passage.
+
+    Words of `filed_under` (the chunk's document title, lens, section) do not count when the
+    claim has others: a claim naming its source ("the roadmap says Q3 [1]") is supported by
+    what the source says, not by a sentence that happens to repeat the source's name.
+    """
+    wanted = set(content_words(claim))
+    wanted = (wanted - set(content_words(filed_under))) or wanted
+    if not wanted:
+        return []
+    scored = []
+    for p in passages(chunk_text):
+        if p.kind in ("heading", "label") or p.end <= p.start:
+            continue
+        words = set(content_words(p.text)) | set(content_words(chunk_text[p.start:p.end]))
+        shared = wanted & words
+        if shared:
+            scored.append((p, shared, len(shared) / len(words) if words else 0.0))
+    chosen: list[CitedPassage] = []
+    covered: set[str] = set()
+    while scored and len(chosen) < limit:
+        best = max(scored, key=lambda s: (len(s[1] - covered), s[2], -s[0].start))
+        gain = best[1] - covered
+        if not gain or (chosen and (len(gain) < 2 or len(gain) < 0.2 * len(wanted))):
+            break
+        scored.remove(best)
+        covered |= best[1]
+        p = best[0]
+        chosen.append(CitedPassage(start=p.start, end=p.end, text=chunk_text[p.start:p.end],
+                                   claim=claim, score=round(len(best[1]) / len(wanted), 3)))
+    return chosen
+
+
+def cited_passages(
+    text_with_ids: str, chunk_texts: dict[str, str],
+    quoted: Sequence[tuple[str, int, int]] = (), filed_under: dict[str, str] | None = None,
+) -> dict[str, list[CitedPassage]]:
+    """Per cited chunk id: the passages supporting the claims that cite it, in chunk order.
+
+    `chunk_texts` maps chunk ids to their text; `quoted` lists what an extractive answer quoted
+    as (chunk id, start, end) in chunk offsets: a claim that quotes that passage is supported
+    by exactly it (`method="extract"`). Any other claim (an LLM's sentence, the "Sources
+    disagree" line) gets the chunk passages sharing most of its words (`supporting_passages`;
+    `filed_under` maps chunk ids to their title, lens and section).
+    """
+    quotes: dict[str, list[tuple[int, int]]] = {}
+    for chunk_id, start, end in quoted:
+        quotes.setdefault(chunk_id.lower(), []).append((start, end))
+    out: dict[str, dict[tuple[int, int], CitedPassage]] = {}
+    for claim, segment, ids in claims(text_with_ids):
+        for cid in ids:
+            chunk = chunk_texts.get(cid)
+            if chunk is None:
+                continue
+            found = out.setdefault(cid, {})
+            spans = [(a, b) for a, b in quotes.get(cid, ()) if _quotes(segment, chunk[a:b])]
+            for a, b in spans:
+                said = claim if _quotes(claim, chunk[a:b]) else segment
+                found.setdefault((a, b), CitedPassage(start=a, end=b, text=chunk[a:b],
+                                                      claim=said, method="extract"))
+            if spans:
+                continue
+            for p in supporting_passages(claim, chunk,
+                                         filed_under=(filed_under or {}).get(cid, "")):
+                found.setdefault((p.start, p.end), p)
+    return {cid: sorted(found.values(), key=lambda p: p.start) for cid, found in out.items()}
+
+
+def _quotes(segment: str, passage: str) -> bool:
+    """Whether the answer `segment` holds the quoted `passage` (all its content words)."""
+    words = set(content_words(passage))
+    return bool(words) and words <= set(content_words(segment))
