@@ -177,7 +177,7 @@ class PartGenerator:
     def _extractive(self, task: PartTask, results: list[RetrievalResult],
                     findings: list[Finding], used: set[str] | frozenset[str]) -> str:
         if task.kind == "disagreements":
-            return disagreement_digest(findings, self.options)
+            return disagreement_digest(findings, self.options, results)
         return digest(task.query, task.keywords, results, findings, self.options, used,
                       task.lens_order)
 
