@@ -15,7 +15,7 @@ import streamlit as st
 from app_pages.common import workbench
 from ragbench.errors import RagbenchError
 from ragbench.workbench.presentation import archive_safe_name as sanitize_name
-from ragbench.workbench.presentation import md_escape, rewrite_links
+from ragbench.workbench.presentation import md_escape, view_html
 
 MAX_ROOTS = 500  # top-level documents listed at once (the filter narrows a larger archive)
 MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays downloadable)
@@ -141,8 +141,8 @@ with col_view:
                 if raw:
                     st.code(view, language="markdown", wrap_lines=True)
                 else:  # links to other archive files select that document on this page
-                    st.markdown(rewrite_links(view, doc.archive_browse_uri, targets.get))
-                    # no unsafe_allow_html: any HTML in a view shows as text
+                    st.html(view_html(view, doc.archive_browse_uri, targets.get))
+                    # inert: document HTML is escaped, images are alt text, no outside links
     else:
         st.info("No archive entry for this document yet; use the button above.")
 

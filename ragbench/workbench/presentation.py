@@ -7,9 +7,11 @@ a stage module. Nothing here touches a workspace.
 
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
+from ragbench.answer.anchors import ViewAnchor, anchor_in_view
 from ragbench.archive.folder import sanitize_name as archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.ops import rewrite_links
+from ragbench.archive.render import view_html
 from ragbench.graph.model import EDGE_TYPES
 from ragbench.graph.view import ego_html
 from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS
@@ -35,6 +37,6 @@ __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "VERSION", "REPORT_FORMATS",
     "REPORT_TEMPLATES", "ChatResponse", "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
-    "Suggestion", "TemplateInfo", "archive_safe_name", "ego_html", "md_escape", "rewrite_links",
-    "upload_safe_name",
+    "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name", "ego_html",
+    "md_escape", "rewrite_links", "view_html", "upload_safe_name",
 ]
