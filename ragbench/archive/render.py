@@ -58,7 +58,7 @@ def view_html(markdown: str, base_uri: str, target_for: Callable[[str], str | No
 
     def image(renderer: Any, tokens: Sequence[Token], idx: int, options: OptionsDict,
                  env: EnvType) -> str:
-        alt = md.renderer.renderInlineAsText(tokens[idx].children or [], options, env)
+        alt = renderer.renderInlineAsText(tokens[idx].children or [], options, env)
         label = f"[image: {alt}]" if alt.strip() else "[image]"
         return f'<span class="rb-image">{_escape(label)}</span>'
 
