@@ -8,8 +8,10 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 WORKSPACE ?= $(or $(RAGBENCH_WORKSPACE),./data)
 PORT ?= 8501
+## The app listens on loopback only unless told otherwise (it has no login of its own).
+ADDRESS ?= 127.0.0.1
 
-.PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps
+.PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps ocr-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +36,12 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
 
+## Debian tesseract (English) for OCR of images and scanned PDF pages (setting `ocr`).
+ocr-deps:
+	@command -v tesseract >/dev/null 2>&1 && tesseract --list-langs 2>/dev/null | grep -qx eng || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; fi; }
+
 lint: install-dev
 	$(BIN)/ruff check ragbench tests benchmarks app_pages app.py scripts
 	$(BIN)/mypy ragbench
@@ -43,7 +51,7 @@ lint: install-dev
 ## raise it to the new total once a full run has measured it.
 COV_FLOOR ?= 90
 
-test: install-dev browser-deps lint
+test: install-dev browser-deps ocr-deps lint
 	RAGBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q --cov=ragbench --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COV_FLOOR)
 
@@ -55,8 +63,8 @@ test-fast: install-dev
 samples: install
 	$(BIN)/ragbench --workspace $(WORKSPACE) load-samples data/samples
 
-run: samples
-	RAGBENCH_WORKSPACE=$(WORKSPACE) $(BIN)/streamlit run app.py --server.port $(PORT)
+run: samples ocr-deps
+	RAGBENCH_WORKSPACE=$(WORKSPACE) $(BIN)/streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS)
 
 bench: install-dev
 	$(BIN)/python benchmarks/bench_ingest.py

@@ -49,6 +49,7 @@ from ragbench.maintenance.doctor import Doctor
 from ragbench.retrieval import Retriever
 from ragbench.store.catalog import Catalog
 from ragbench.store.lock import WorkspaceLock
+from ragbench.store.private import make_workspace_private
 from ragbench.store.vectors import ChromaVectors
 from ragbench.workbench.areas import (
     AnswersArea,
@@ -85,6 +86,7 @@ class Workbench:
         self.repair_on_open = repair_on_open
         self.write_lock = WorkspaceLock(self.workspace)
         self.catalog = _open_catalog(self.workspace)
+        make_workspace_private(self.workspace)  # document text, originals, keys: owner only
         self.files_dir = self.workspace / "files"
         self.archive_folder = Archive(self.workspace / ARCHIVE_DIR)
         self.ingestor = Ingestor(
