@@ -4,27 +4,35 @@
 format's module and guarantees that every failure is a `ParseError` subclass whose message
 names the file and the reason: `UnsupportedFormatError`, `EmptyDocumentError`,
 `EncryptedDocumentError`, or `ParseError` itself for damaged files.
+
+Formats whose module sets `USES_CONTEXT = True` (images, PDF) also get a `ParseContext`: the
+file name and the OCR engine chosen by the `ocr` option (tesseract when installed, see `ocr`).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from functools import partial
 
 from ragbench.models import ParsedDocument
 from ragbench.parsers.base import (
     EmptyDocumentError,
     EncryptedDocumentError,
+    ParseContext,
     ParseError,
     UnsupportedFormatError,
 )
 from ragbench.parsers.detect import FORMATS, SUPPORTED_EXTENSIONS, detect_format
+from ragbench.parsers.ocr import OcrEngine, resolve_ocr
 
 __all__ = [
     "FORMATS",
     "SUPPORTED_EXTENSIONS",
     "EmptyDocumentError",
     "EncryptedDocumentError",
+    "OcrEngine",
+    "ParseContext",
     "ParseError",
     "UnsupportedFormatError",
     "detect_format",
@@ -34,21 +42,36 @@ __all__ = [
 
 _MODULES: dict[str, str] = {
     "txt": "text", "md": "markdown", "html": "html", "pdf": "pdf", "docx": "docx",
-    "pptx": "pptx", "xlsx": "xlsx", "csv": "csv", "eml": "eml",
+    "pptx": "pptx", "xlsx": "xlsx", "csv": "csv", "eml": "eml", "json": "jsonfile",
+    "ipynb": "notebook", "xml": "xmlfile", "image": "image",
 }
 
+_OCR_FORMATS = frozenset({"image", "pdf"})
 
-def get_parser(fmt: str) -> Callable[[bytes], ParsedDocument]:
-    """The `parse(data)` function of format `fmt` (imported on first use)."""
+
+def get_parser(
+    fmt: str, context: ParseContext | None = None
+) -> Callable[[bytes], ParsedDocument]:
+    """The `parse(data)` function of format `fmt` (imported on first use); `context` is
+    bound for the formats that use one (default: no file name, no OCR).
+    """
     if fmt not in _MODULES:
         raise UnsupportedFormatError(f"unknown format {fmt!r}; valid formats: {', '.join(FORMATS)}")
     module = importlib.import_module(f"ragbench.parsers.{_MODULES[fmt]}")
+    if getattr(module, "USES_CONTEXT", False):
+        return partial(module.parse, context=context or ParseContext())
     parser: Callable[[bytes], ParsedDocument] = module.parse
     return parser
 
 
-def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
-    """Parse the file `filename` whose content is `data`; raises only `ParseError` subclasses."""
+def parse_bytes(
+    data: bytes, filename: str, ocr: bool | OcrEngine | None = True
+) -> ParsedDocument:
+    """Parse the file `filename` whose content is `data`; raises only `ParseError` subclasses.
+
+    `ocr` (the `ocr` setting): True recognizes text in images and scanned PDF pages with
+    tesseract when it is installed, False turns that off, an `OcrEngine` is used as given.
+    """
     if not data:
         raise EmptyDocumentError(f"cannot parse {filename}: the file is empty (0 bytes)")
     try:
@@ -57,7 +80,8 @@ def parse_bytes(data: bytes, filename: str) -> ParsedDocument:
         raise
     except Exception as e:
         raise ParseError(f"cannot parse {filename}: {type(e).__name__}: {e}") from e
-    parser = get_parser(fmt)
+    engine, why_not = resolve_ocr(ocr) if fmt in _OCR_FORMATS else (None, "")
+    parser = get_parser(fmt, ParseContext(filename=filename, ocr=engine, ocr_unavailable=why_not))
     try:
         return parser(data)
     except ParseError as e:

@@ -10,7 +10,8 @@ import io
 import re
 import zipfile
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ragbench.errors import (  # noqa: F401 (re-exported)
     EmptyDocumentError,
@@ -19,6 +20,22 @@ from ragbench.errors import (  # noqa: F401 (re-exported)
     UnsupportedFormatError,
 )
 from ragbench.models import Block, ChunkType, ParsedDocument, RawAttachment
+
+if TYPE_CHECKING:
+    from ragbench.parsers.ocr import OcrEngine
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What some parsers need beyond the bytes (modules that set `USES_CONTEXT = True`).
+
+    `filename` names an image in its media block; `ocr` recognizes text in images and scanned
+    PDF pages (None: OCR unavailable, and `ocr_unavailable` says why, for the file's reason).
+    """
+
+    filename: str = ""
+    ocr: OcrEngine | None = None
+    ocr_unavailable: str = "OCR is not configured"
 
 
 class TextBuilder:

@@ -1,14 +1,16 @@
 """Format detection from content and file extension.
 
-Binary signatures decide first (PDF, Office zip packages, known non-document formats). Text
-content is then sniffed for HTML and email headers: the extension wins when it names a text
+Binary signatures decide first (PDF, Office zip packages, images, known non-document formats).
+Text content is then sniffed for HTML and email headers: the extension wins when it names a text
 format (the content is ambiguous), the content wins when the extension names a binary format
-the bytes do not match, or says only `.txt`.
+the bytes do not match, or says only `.txt`. A file with no known extension is also sniffed for
+JSON (it must parse) and XML (an XML declaration or a feed root).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from pathlib import PurePath
@@ -16,16 +18,23 @@ from pathlib import PurePath
 from ragbench.parsers.base import ParseError, UnsupportedFormatError, check_zip_package
 from ragbench.parsers.text import decode_text, looks_binary
 
-FORMATS: tuple[str, ...] = ("txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml")
+FORMATS: tuple[str, ...] = ("txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml",
+                            "json", "ipynb", "xml", "image")
 
 EXTENSION_FORMATS: dict[str, str] = {
     ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".html": "html",
     ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx",
-    ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".eml": "eml",
+    ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".json": "json",
+    ".jsonl": "json", ".ndjson": "json", ".ipynb": "ipynb", ".xml": "xml", ".rss": "xml",
+    ".atom": "xml", ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image",
+    ".tiff": "image", ".gif": "image", ".bmp": "image", ".webp": "image",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(EXTENSION_FORMATS)
 
-_TEXT_FORMATS = frozenset({"txt", "md", "html", "csv", "eml"})
+_TEXT_FORMATS = frozenset({"txt", "md", "html", "csv", "eml", "json", "ipynb", "xml"})
+_IMAGE_MAGIC: tuple[bytes, ...] = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a",
+                                  b"II*\x00", b"MM\x00*")
+_XML_START = re.compile(r"<\?xml[\s?]|<(?:rss|feed|rdf:RDF)[\s>]")
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG", "PNG image"), (b"\xff\xd8\xff", "JPEG image"), (b"GIF8", "GIF image"),
     (b"BM", "BMP image"), (b"II*\x00", "TIFF image"), (b"MM\x00*", "TIFF image"),
@@ -119,6 +128,30 @@ def looks_like_html(text: str) -> bool:
     return head.startswith("<") and _HTML_ANYWHERE.search(head) is not None
 
 
+def looks_like_image(data: bytes, binary: bool) -> bool:
+    """True for the image files the image parser reads (PNG, JPEG, GIF, TIFF, BMP, WebP)."""
+    if data.startswith(_IMAGE_MAGIC):
+        return True
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return True
+    return binary and data.startswith(b"BM") and len(data) > 26
+
+
+def _sniff_structured(text: str) -> str | None:
+    """"json"/"ipynb" for text that parses as JSON, "xml" for XML, else None."""
+    start = text.lstrip()[:1]
+    if start in ("{", "["):
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        notebook = isinstance(value, dict) and "cells" in value and "nbformat" in value
+        return "ipynb" if notebook else "json"
+    if _XML_START.match(text.lstrip()):
+        return "xml"
+    return None
+
+
 def detect_format(data: bytes, filename: str) -> str:
     """Return the format of `data` ("txt", "md", "html", "pdf", ...); see the module docstring.
 
@@ -133,6 +166,8 @@ def detect_format(data: bytes, filename: str) -> str:
     if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _office_format(data, filename)
     binary = looks_binary(data)
+    if looks_like_image(data, binary):
+        return "image"
     if data.startswith(b"\xd0\xcf\x11\xe0") and (ext == ".msg" or b"_\x00_\x00s\x00u\x00b\x00"
                                                    b"s\x00t\x00g\x00_\x001\x000\x00" in data):
         raise _unsupported(filename, "an Outlook message (.msg, OLE compound file; save it as "
@@ -145,6 +180,10 @@ def detect_format(data: bytes, filename: str) -> str:
         raise _unsupported(filename, what)
     head = decode_text(data[:8192])
     sniffed = "html" if looks_like_html(head) else "eml" if looks_like_email(head) else None
+    if by_ext == "xml" and sniffed == "html":
+        return "html"  # XHTML saved as .xml
     if by_ext in _TEXT_FORMATS and by_ext != "txt":
         return by_ext
+    if sniffed is None and by_ext is None:
+        sniffed = _sniff_structured(decode_text(data))
     return sniffed or "txt"

@@ -172,6 +172,17 @@ class _Emitter:
             self.loose_lines(covered, len(self.lines) - self.offset)
 
 
+def render_markdown(text: str, builder: TextBuilder) -> str | None:
+    """Append the blocks of Markdown `text` to `builder` (line numbers count within `text`);
+    returns its first heading. Used for the Markdown cells of notebooks.
+    """
+    lines = text.split("\n")
+    emitter = _Emitter(lines, 0)
+    emitter.builder = builder
+    emitter.run(_MARKDOWN.parse(text))
+    return emitter.first_heading
+
+
 def parse(data: bytes) -> ParsedDocument:
     """Parse Markdown into heading, text, list, table and code blocks with line numbers."""
     lines = decode_text(data).split("\n")

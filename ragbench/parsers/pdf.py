@@ -5,8 +5,10 @@ the most characters, and short lines set at least 8% larger are headings (rotate
 is; consecutive lines of one size merge; larger sizes rank higher). pypdf rarely emits blank
 lines, so a paragraph also ends after a line that closes a sentence and is clearly shorter
 than the page's full lines. Encrypted files are tried with the empty password (owner-password-
-only PDFs open that way); files with no text layer at all are reported as scanned/image-only,
-since there is no OCR here.
+only PDFs open that way). A page with no text layer but images is a scanned page: its images
+go through OCR (`ParseContext.ocr`, tesseract) and its text becomes `media` blocks, the page
+listed in the metadata `ocr_pages`. Without OCR such pages are listed in `failed_pages` with the
+reason in `ocr_unavailable`, and a PDF made only of them fails as scanned/image-only.
 """
 
 from __future__ import annotations
@@ -21,17 +23,27 @@ from typing import Any
 from pypdf import PageObject, PdfReader
 from pypdf.errors import DependencyError
 
-from ragbench.models import ParsedDocument
+from ragbench.models import ParsedDocument, Scalar
 from ragbench.parsers.base import (
     EmptyDocumentError,
     EncryptedDocumentError,
+    ParseContext,
     TextBuilder,
     clean_text,
     expand_ligatures,
 )
+from ragbench.parsers.ocr import OcrEngine, OcrError
 from ragbench.parsers.text import paragraphs
 
 logger = logging.getLogger(__name__)
+
+USES_CONTEXT = True
+
+MAX_OCR_PAGES = 200
+"""Scanned pages recognized per PDF (a few seconds each); later ones are failed pages."""
+
+MIN_OCR_SIDE = 32
+"""Images narrower or lower than this many pixels (bullets, rules) are not recognized."""
 
 _HYPHENATED = re.compile(r"(?<=[^\W\d_])-\n(?=[a-z\u00df-\u00ff])")
 """A word broken at a line end: a letter, a hyphen ending the line, a lower-case letter next."""
@@ -171,30 +183,79 @@ def _title(reader: PdfReader) -> str | None:
     return title or None
 
 
-def parse(data: bytes) -> ParsedDocument:
-    """Parse a PDF into heading and text blocks with `page_number` and `paragraph_number`."""
+def _scanned_images(page: PageObject) -> list[Any]:
+    """The images of a page big enough to hold text, as PIL images."""
+    images = []
+    for item in page.images:
+        image = item.image
+        if image is not None and min(image.size) >= MIN_OCR_SIDE:
+            images.append(image)
+    return images
+
+
+def _ocr_page(ocr: OcrEngine, images: list[Any]) -> str:
+    """The text OCR recognizes in a scanned page's images, in page order."""
+    return "\n\n".join(clean_text(ocr.recognize(image)) for image in images)
+
+
+def _emit_ocr(builder: TextBuilder, text: str, page: int) -> None:
+    """Add a scanned page's recognized text as `media` blocks."""
+    for number, (_, paragraph) in enumerate(paragraphs(text), start=1):
+        builder.add(join_hyphenated(paragraph), "media", page_number=page,
+                    paragraph_number=number)
+
+
+def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
+    """Parse a PDF into heading and text blocks with `page_number` and `paragraph_number`;
+    scanned pages are recognized with OCR into `media` blocks (see the module docstring).
+    """
+    context = context or ParseContext()
     reader = _open(data)
     pages: list[list[Line]] = []
     failed: list[str] = []
+    scanned: dict[int, list[Any]] = {}
     for number, page in enumerate(reader.pages, start=1):
         try:
-            pages.append(page_lines(page))
+            lines = page_lines(page)
+            if not any(text.strip() for text, _ in lines):
+                images = _scanned_images(page)
+                if images:
+                    scanned[number] = images
+            pages.append(lines)
         except Exception as e:  # one bad page must not lose the others
             logger.warning("pdf page %d: text extraction failed: %s", number, e)
             failed.append(str(number))
             pages.append([])
     body, levels = _heading_levels(pages)
     builder = TextBuilder()
+    recognized: list[str] = []
     for number, lines in enumerate(pages, start=1):
-        _emit_page(builder, lines, levels, number)
+        if number not in scanned:
+            _emit_page(builder, lines, levels, number)
+            continue
+        if context.ocr is None or len(recognized) >= MAX_OCR_PAGES:
+            failed.append(str(number))
+            continue
+        try:
+            _emit_ocr(builder, _ocr_page(context.ocr, scanned[number]), number)
+            recognized.append(str(number))
+        except OcrError as e:
+            logger.warning("pdf page %d: OCR failed: %s", number, e)
+            failed.append(str(number))
     if not builder.blocks:
+        why = f"; {context.ocr_unavailable}" if scanned and context.ocr is None else (
+            "; OCR found no text in its images" if scanned else ", and no images to OCR")
         raise EmptyDocumentError(
-            f"no text layer in {len(pages)} page(s): a scanned or image-only PDF "
-            "(OCR is not supported)"
+            f"no text layer in {len(pages)} page(s): a scanned or image-only PDF{why}"
         )
-    metadata: dict[str, object] = {"pages": len(pages), "body_font_size": body}
+    metadata: dict[str, Scalar | list[str]] = {"pages": len(pages), "body_font_size": body}
+    if recognized:
+        metadata["ocr_pages"] = recognized
+        metadata["ocr_engine"] = context.ocr.name if context.ocr is not None else ""
+    if scanned and context.ocr is None:
+        metadata["ocr_unavailable"] = context.ocr_unavailable
     if failed:
-        metadata["failed_pages"] = failed
+        metadata["failed_pages"] = sorted(failed, key=int)
     title = _title(reader) or next(
         (builder.text[b.start_char : b.end_char] for b in builder.blocks
          if b.chunk_type == "heading" and b.heading_level == 1), None)

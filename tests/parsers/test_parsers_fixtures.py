@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import random
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,9 @@ EXPECTED_ERRORS: dict[str, type[ParseError]] = {
     "unstructured/empty.txt": EmptyDocumentError,
     "unstructured/fake-text-all-whitespace.txt": EmptyDocumentError,
     "unstructured/eml/empty.eml": EmptyDocumentError,
-    # a scanned page: no text layer, and there is no OCR here
-    "unstructured/pdf/single_table.pdf": EmptyDocumentError,
 }
+if shutil.which("tesseract") is None:  # a scanned page: no text layer, and no OCR here
+    EXPECTED_ERRORS["unstructured/pdf/single_table.pdf"] = EmptyDocumentError
 TABLE_FILES = [
     "docling/docx/sources/word_tables.docx", "unstructured/docx-tables.docx",
     "unstructured/fake-power-point-table.pptx", "unstructured/sample-presentation.pptx",
@@ -108,8 +109,20 @@ def test_password_pdf_message() -> None:
 
 
 def test_scanned_pdf_message() -> None:
-    with pytest.raises(EmptyDocumentError, match="scanned or image-only"):
-        load("unstructured/pdf/single_table.pdf")
+    if not DOCS.is_dir():
+        pytest.skip(ABSENT)
+    data = (DOCS / "unstructured/pdf/single_table.pdf").read_bytes()
+    with pytest.raises(EmptyDocumentError, match="scanned or image-only.*setting ocr = false"):
+        parse_bytes(data, "single_table.pdf", ocr=False)
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed")
+def test_scanned_pdf_is_read_by_ocr() -> None:
+    # the page image is placed sideways: tesseract's orientation detection turns it upright
+    doc = load("unstructured/pdf/single_table.pdf")
+    assert doc.metadata["ocr_pages"] == ["1"]
+    assert {block.chunk_type for block in doc.blocks} == {"media"}
+    assert "mean chunks per document" in doc.text and "Chipper" in doc.text
 
 
 def test_html_scripts_never_reach_text() -> None:
