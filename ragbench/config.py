@@ -110,6 +110,11 @@ class Settings(BaseModel):
         description="ingest of symbolic links: only those resolving inside the ingest root, "
         "all of them, or none",
     )
+    ocr: bool = Field(
+        True,
+        description="recognize text in images and scanned PDF pages with tesseract when it is "
+        "installed (make ocr-deps); off, such files fail with that reason",
+    )
     graph_similarity_threshold: float = Field(
         0.80, ge=0.5, le=0.95, description="cosine above which two chunks get a SIMILAR_TO edge"
     )

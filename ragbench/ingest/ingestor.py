@@ -239,7 +239,7 @@ class Ingestor:
         doc_id = compute_doc_id(source_id, file_hash(data))
         record = self._record(doc_id, source_id, name, data, decision, parent, path)
         parse_started = time.perf_counter()
-        parsed = parse_bytes(data, name)
+        parsed = parse_bytes(data, name, ocr=self.settings.ocr)
         parse_seconds = time.perf_counter() - parse_started
         record.format = parsed.format
         record.title = parsed.title or Path(name).stem
@@ -455,13 +455,17 @@ class Ingestor:
 
 
 def partial_note(metadata: Mapping[str, object]) -> str:
-    """"N of M pages failed (...)" when the parser lost pages (PDF `failed_pages`), else ""."""
+    """"N of M pages failed (...)" when the parser lost pages (PDF `failed_pages`), else "";
+    scanned pages left without OCR say why (`ocr_unavailable`: tesseract absent or ocr off).
+    """
     failed = metadata.get("failed_pages")
     if not isinstance(failed, list) or not failed:
         return ""
     total = metadata.get("pages")
     of = f" of {total}" if isinstance(total, int) else ""
-    return (f"{len(failed)}{of} pages failed (text extraction; their text is missing): "
+    why = metadata.get("ocr_unavailable")
+    cause = f"text extraction or OCR; {why}" if isinstance(why, str) and why else "text extraction"
+    return (f"{len(failed)}{of} pages failed ({cause}; their text is missing): "
             f"pages {', '.join(str(p) for p in failed)}")
 
 
