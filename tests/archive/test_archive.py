@@ -44,7 +44,10 @@ def ws(tmp_path_factory):
     report = wb.library.ingest([FIXTURES / rel for rel in [*EMAILS, *FILES,
                                                    "unstructured/simple-table.md"]],
                        root=FIXTURES)
-    assert report.totals["failed"] == 1, [f for f in report.files if f.status == "failed"]
+    # the email's PNG attachment fails only without OCR (tesseract absent)
+    expected_failed = 0 if shutil.which("tesseract") else 1
+    assert report.totals["failed"] == expected_failed, [f for f in report.files
+                                                        if f.status == "failed"]
     return path
 
 
