@@ -116,7 +116,8 @@ class _Statement:
         self.lens = cand.result.lens
         self.values = [" ".join(v.split()) for v in VALUE.findall(self.text)]
         self.key = statement_key(self.text)
-        self.keys = _sentence_keys(self.text) | {self.key}
+        self.keys = {self.key} if self.text == cand.passage.text else \
+            _sentence_keys(self.text) | {self.key}
 
     @property
     def score(self) -> float:
@@ -151,30 +152,35 @@ def _says_something(c: _Answerable) -> bool:
     return True
 
 
-def _candidates(results: Sequence[RetrievalResult], wanted: set[str]) -> list[_Statement]:
+def _candidates(results: Sequence[RetrievalResult], wanted: set[str]) -> list[_Answerable]:
     """The answerer's candidates (answerable passages only; rows as statements) that can
     stand alone as a digest bullet.
     """
-    return [_Statement(c) for c in answer_candidates(wanted, results)
+    return [c for c in answer_candidates(wanted, results)
             if _says_something(c) and _resolved(c)]
 
 
-def _score(cands: list[_Statement], query_terms: set[str], keyword_terms: set[str]) -> None:
-    """Rarity-weighted share of the query words (+ half weight for keywords), plus bonuses
-    for a figure or date and a better-ranked chunk; then the answerer's dangling penalty.
+def _scored(cands: list[_Answerable], query_terms: set[str],
+            keyword_terms: set[str]) -> list[_Statement]:
+    """The candidates holding a query word or keyword, as statements with their score:
+    rarity-weighted share of the query words (+ half weight for keywords; rarity among all
+    candidates), plus bonuses for a figure or date and a better-ranked chunk; then the
+    answerer's dangling penalty. (Only these are made statements: that is the costly step.)
     """
-    df = Counter(t for c in cands for t in c.cand.terms)
+    df = Counter(t for c in cands for t in c.terms)
     weight = {t: math.log(1 + len(cands) / (1 + df[t])) * (1.0 if t in query_terms else 0.5)
               for t in query_terms | keyword_terms}
     total = sum(weight.get(t, 0.0) for t in query_terms) or 1.0
-    for s in cands:
-        c = s.cand
-        c.score = 0.0
+    out = []
+    for c in cands:
         if not c.terms:
             continue
+        s = _Statement(c)
         c.score = (sum(weight[t] for t in c.terms) / total + (0.15 if s.values else 0.0)
                    + 0.05 / (1 + c.rank))
         _dangling_penalty(c)
+        out.append(s)
+    return out
 
 
 def _cite(text: str, chunk_id: str) -> str:
@@ -266,8 +272,8 @@ def digest(query: str, keywords: Sequence[str], results: Sequence[RetrievalResul
     """The extractive text of a section part with `[C:id]` citations (see the module doc)."""
     query_terms = set(content_words(query))
     keyword_terms = {stem(k.lower()) for k in keywords} - query_terms
-    cands = _candidates(results, query_terms | keyword_terms)
-    _score(cands, query_terms, keyword_terms)
+    cands = _scored(_candidates(results, query_terms | keyword_terms), query_terms,
+                    keyword_terms)
     relevant = [c for c in cands if c.score > 0.0 and not c.keys & used]
     relevant.sort(key=lambda c: -c.score)
     best = relevant[0].score if relevant else 0.0
