@@ -245,7 +245,8 @@ def main() -> None:
     ap.add_argument("--start-llm", action="store_true",
                     help="start the local llama.cpp server (tests/llm_server.py) for the LLM run")
     ap.add_argument("--llm-timeout", type=float, default=600,
-                    help="seconds per model request (a slow CPU needs minutes per part)")
+                    help="seconds per model request, at most 600 (the openai_timeout "
+                    "setting's limit; a slow CPU needs minutes per part)")
     ap.add_argument("--scale-chunks", type=int, default=0,
                     help="also time a roadmap on SciFact replicated to this many chunks")
     ap.add_argument("--scale-work", type=Path, default=ROOT / "benchmarks" / "results" / "work",
@@ -282,6 +283,8 @@ def main() -> None:
                                "not_found": sum(a.answer.startswith("Not found")
                                                 for a in answers),
                                "seconds": round(peer_s, 2)}
+    if not 0 < args.llm_timeout <= 600:
+        sys.exit(f"--llm-timeout {args.llm_timeout}: choose 0 < seconds <= 600")
     if args.llm_url or args.start_llm:
         result["report_llm"] = llm_run(work, args.llm_url, args.llm_model, args.llm_timeout)
     if args.scale_chunks:
