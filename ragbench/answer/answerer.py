@@ -251,7 +251,7 @@ class Answerer:
                 model = None
                 raw = self._extractive(question, results, findings, response)
         timings["generation_ms"] = (time.perf_counter() - start) * 1000
-        check = validate(raw, valid_ids)
+        check = validate(raw, valid_ids, from_model=model is not None)
         response.answer = check.text or NOT_FOUND
         if response.answer == NOT_FOUND and filters is not None and not filters.is_empty():
             response.filter_note = self._filter_note(filters, len(results))

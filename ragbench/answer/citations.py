@@ -30,6 +30,14 @@ Rules:
 _BRACKET = re.compile(r"\[\s*((?:C\s*:\s*)?[0-9a-fA-F]{6,16}(?:\s*[,;]\s*(?:C\s*:\s*)?"
                       r"[0-9a-fA-F]{6,16})*)\s*\]")
 _ID = re.compile(r"[0-9a-fA-F]{6,16}")
+# Citation-like marks that are not the form above: an id in other brackets ((C:id), 【C:id】,
+# ［C:id］, {C:id}) or of another shape ([C:<17+ hex>], [C:page2]), and bare numbers ([7],
+# [1, 2], [3-5]) the model made up instead of ids. None of them may pass as a citation.
+_CLOSE = "\\])】］}〕"
+_OTHER_C = re.compile(rf"[\[(【［{{〔]\s*C\s*:\s*([^{_CLOSE}\s][^{_CLOSE}]{{0,80}}?)\s*[{_CLOSE}]")
+_NUMBERED = re.compile(r"\[\s*\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\s*\]")
+_ID_LIST = re.compile(r"^(?:C\s*:\s*)?[0-9a-fA-F]{6,16}"
+                      r"(?:\s*[,;]\s*(?:C\s*:\s*)?[0-9a-fA-F]{6,16})*$")
 
 
 class CitationCheck(BaseModel):
@@ -81,12 +89,39 @@ def parse_ids(text: str) -> list[str]:
     return ids
 
 
-def validate(text: str, valid_ids: Sequence[str]) -> CitationCheck:
-    """Drop ids not in `valid_ids`, renumber the rest by first use, tidy the spacing."""
+def validate(text: str, valid_ids: Sequence[str], from_model: bool = True) -> CitationCheck:
+    """Drop ids not in `valid_ids`, renumber the rest by first use, tidy the spacing.
+
+    Every citation-like mark is checked, not only `[C:hex]`: an id in other brackets is read
+    as a citation when it has the id shape (and then validated like any other), any other
+    `C:` mark is removed as invalid, and so are bare numbers like `[7]` in a model's text (the
+    model was given ids, not numbers; after renumbering a made-up `[7]` would point at a
+    source that does not say it). In extractive text (`from_model=False`) a bare number is a
+    reference mark quoted from a document: it is removed too, so it cannot pass for one of
+    ours, but not counted as an invalid citation.
+    """
     valid = {v.lower() for v in valid_ids}
     order: list[str] = []
     invalid: list[str] = []
     found = 0
+
+    def other_mark(match: re.Match[str]) -> str:
+        nonlocal found
+        inner = match.group(1).strip()
+        if _ID_LIST.match(inner):  # (C:id), 【C:id】...: the same citation in other brackets
+            return "[C:" + inner + "]"
+        found += 1
+        invalid.append(match.group(0)[:40])
+        return ""
+
+    def numbered(match: re.Match[str]) -> str:
+        nonlocal found
+        if from_model:
+            found += 1
+            invalid.append(match.group(0))
+        return ""
+
+    text = _NUMBERED.sub(numbered, _OTHER_C.sub(other_mark, text))
 
     def replace(match: re.Match[str]) -> str:
         nonlocal found

@@ -161,7 +161,7 @@ class PartGenerator:
                 model = None
         if raw is None:
             raw = self._extractive(task, results, findings, used)
-        check = validate(raw, valid_ids)
+        check = validate(raw, valid_ids, from_model=model is not None)
         info.invalid_citations = sorted(set(info.invalid_citations) | set(check.invalid))
         text_ids = with_ids(check)
         by_id = {r.chunk_id: r for r in results}

@@ -61,3 +61,23 @@ def test_output_only_cites_valid_ids_numbered_in_order(valid, invented, words):
     assert set(numbers) == set(range(1, len(check.cited) + 1))
     for inv in invented:
         assert inv not in check.text
+
+
+def test_every_citation_like_mark_is_validated():
+    """Issue 16: [7], (C:..), 【C:..】 and over-long ids used to pass through unflagged."""
+    valid = ["1a2b3c4d5e6f", "abcdef012345"]
+    text = ("Launch is Q3 (C:1a2b3c4d5e6f) and Q4 【C:abcdef012345】. Made up [7], [1, 2], "
+            "[C:1a2b3c4d5e6f00112233], (C:page2) and ［C:deadbeefdead］.")
+    check = validate(text, valid)
+    assert check.text == "Launch is Q3 [1] and Q4 [2]. Made up,,, and."
+    assert check.cited == valid
+    assert check.invalid == ["[C:1a2b3c4d5e6f00112233]", "(C:page2)", "[7]", "[1, 2]",
+                             "deadbeefdead"]
+    assert check.found == 7 and check.needs_retry
+
+
+def test_quoted_reference_numbers_are_removed_but_not_counted():
+    """Extractive text quotes documents: their own [3] must not pass for our [3], nor count."""
+    check = validate("Trials agree [3] [C:1a2b3c4d5e6f].", ["1a2b3c4d5e6f"], from_model=False)
+    assert check.text == "Trials agree [1]."
+    assert check.invalid == [] and check.found == 1
