@@ -13,7 +13,14 @@ import streamlit as st
 from app_pages.common import workbench
 from ragbench.errors import RagbenchError
 from ragbench.models import CHUNK_TYPES, SearchFilters
-from ragbench.workbench.presentation import MODES, rewrite_links
+from ragbench.workbench.presentation import (
+    MODES,
+    Source,
+    ViewAnchor,
+    anchor_in_view,
+    md_escape,
+    view_html,
+)
 
 wb = workbench()
 st.title("Chat")
@@ -86,37 +93,107 @@ with st.sidebar:
                        index=0 if wb.settings.llm_backend == "extractive" else 1)
 
 
+CONTEXT_CHARS = 400  # document text shown around the cited chunk
+FAR = 2_500  # a cited block this far below its section heading: the view starts at the block
+REST_CHARS = 30_000  # view text shown after the cited block (the rest: "Whole document")
+
+
+def cited_spans(source: dict, chunk: str) -> list[tuple[int, int]]:
+    """The supporting sentences of a cited chunk (offsets into `chunk`), merged and in order."""
+    spans = sorted((p["start"], p["end"]) for p in source.get("passages") or []
+                   if 0 <= p["start"] < p["end"] <= len(chunk))
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
 def show_passage(source: dict) -> None:
-    """The cited chunk highlighted inside its document text, with view/download actions."""
+    """The cited sentence(s) highlighted inside the chunk, the chunk inside its document text.
+
+    Document and model text is untrusted: it is shown with st.text / st.code, or as a caption
+    escaped by `md_escape`, so nothing in it renders as HTML, a link or an image.
+    """
     detail = wb.answers.resolve_citation(source["id"]).model_dump()
-    st.markdown(f"**{source['title'] or source['sourceName']}**")
+    text = wb.library.document_text(source["documentId"]) if detail["status"] == "live" else None
+    chunk = source.get("chunkText") or detail["text"] or ""
+    spans = cited_spans(source, chunk) if chunk == (detail["text"] or chunk) else []
+    browse = detail.get("archive_browse_uri") or source.get("archiveBrowseUri")
+    view = archive_view(browse)
+    near = (source.get("startChar") or 0) / len(text) if text else None
+    anchors = [anchor_in_view(view, chunk[a:b], near) for a, b in spans or [(0, len(chunk))]
+               ] if view else []
+    anchor = anchors[0] if anchors else None
+    pages = sorted({a.page for a in anchors if a and a.page is not None}) or (
+        [source["page"]] if source.get("page") else [])
+
+    st.markdown(f"**{md_escape(source['title'] or source['sourceName'] or '')}**")
     where = [f"lens {source['lens']}", f"chunk {source['chunkIndex']}"]
-    if source.get("page"):
-        where.append(f"page {source['page']}")
+    if pages:  # of the highlighted sentences (a chunk may start on an earlier page)
+        where.append(("page " if len(pages) == 1 else "pages ") + ", ".join(map(str, pages)))
     if source.get("sectionPath"):
         where.append(source["sectionPath"])
-    st.caption(" · ".join(where) + (f" · score {source['score']:.3f}" if source["score"] else ""))
-    text = wb.library.document_text(source["documentId"]) if detail["status"] == "live" else None
+    if source["score"]:
+        where.append(f"score {source['score']:.3f}")
+    st.caption(md_escape(" · ".join(where)))
+    claims = list(dict.fromkeys(p["claim"] for p in source.get("passages") or [] if p["claim"]))
+    for claim in claims[:3]:
+        st.caption("Supports: " + md_escape(claim))
     start, end = source.get("startChar") or 0, source.get("endChar") or 0
-    if text:
-        st.text(("…" if start > 400 else "") + text[max(0, start - 400) : start])
-    st.code(detail["text"], language=None, wrap_lines=True)  # the highlighted passage, as text
-    if text:
-        st.text(text[end : end + 400] + ("…" if end + 400 < len(text) else ""))
+    if text and start:  # the document around the chunk, smaller and grey
+        st.caption(md_escape(("…" if start > CONTEXT_CHARS else "")
+                             + text[max(0, start - CONTEXT_CHARS):start]))
+    if not spans:
+        st.caption("No sentence of the chunk was matched to the answer: the whole chunk is "
+                   "highlighted.")
+        st.code(chunk, language=None, wrap_lines=True)
+    pos = 0
+    for a, b in spans:  # chunk text, then the supporting sentence highlighted, then the rest
+        if chunk[pos:a].strip():
+            st.text(chunk[pos:a].strip("\n"))
+        st.code(chunk[a:b], language=None, wrap_lines=True)
+        pos = b
+    if spans and chunk[pos:].strip():
+        st.text(chunk[pos:].strip("\n"))
+    if text and end < len(text):
+        st.caption(md_escape(text[end:end + CONTEXT_CHARS]
+                             + ("…" if end + CONTEXT_CHARS < len(text) else "")))
     if detail["status"] == "archived":
         st.warning("The document changed since this answer; showing the archived passage.")
-    archive_actions(source, detail)
-
-
-def archive_actions(source: dict, detail: dict) -> None:
-    """"View" (the archive's Markdown view of the document) and "Download" (its original)."""
-    browse = detail.get("archive_browse_uri") or source.get("archiveBrowseUri")
     download = detail.get("archive_download_uri") or source.get("archiveDownloadUri")
     key = f"{source['id']}-{len(history)}"
+    opened = archive_actions(source, browse, download, key)
+    if opened and view is None:
+        st.error("The archived view of this document cannot be read; run `ragbench archive "
+                 "check`.")
+    elif opened and view is not None and browse:
+        page = anchor.page if anchor and anchor.page is not None else source.get("page")
+        show_view(view, browse, anchor, page, key)
+
+
+def archive_view(browse: str | None) -> str | None:
+    """The archive's Markdown view of a document, or None (no entry, or unreadable)."""
+    if not browse:
+        return None
+    try:
+        return wb.archive.text(browse)
+    except RagbenchError:
+        return None
+
+
+def archive_actions(source: dict, browse: str | None, download: str | None, key: str) -> bool:
+    """"View" (the archive view at the passage) and "Download" (the original); whether the
+    view of this citation is open.
+    """
     view_col, download_col = st.columns(2)
-    if browse and view_col.button("View", key=f"view-{key}", help="the archived Markdown view"):
+    opened = f"{browse}#{source['id']}"
+    if browse and view_col.button("View", key=f"view-{key}",
+                                  help="the archived Markdown view, at this passage"):
         st.session_state["archive_view"] = None if st.session_state.get(
-            "archive_view") == browse else browse
+            "archive_view") == opened else opened
     data, name = None, None
     if download:
         try:
@@ -130,16 +207,49 @@ def archive_actions(source: dict, detail: dict) -> None:
     if data is not None:
         download_col.download_button("Download", data, file_name=name, key=f"dl-{key}",
                                      help="the original file")
-    if browse and st.session_state.get("archive_view") == browse:
-        try:
-            view = wb.archive.text(browse)
-        except RagbenchError as e:
-            st.error(str(e))
-        else:
-            with st.container(height=420, border=True):
-                # links between archive files only work on the Archive page: kept as text here
-                st.markdown(rewrite_links(view, browse, lambda uri: None))
-                # no unsafe_allow_html: document text never renders as HTML
+    return bool(browse) and st.session_state.get("archive_view") == opened
+
+
+def show_view(view: str, browse: str, anchor: ViewAnchor | None, page: int | None,
+              key: str) -> None:
+    """The archive view opened at the cited passage: from its section (or the block itself
+    when the section is long), the block holding it marked, then what follows.
+
+    Rendered like the Archive page, by `view_html`: inert HTML (document HTML escaped, images
+    as their alt text, no outside links; archive links keep only their label here). The view
+    is split only between Markdown blocks (`ViewAnchor.block_start/block_end`), so each part
+    renders as it would in the whole view.
+    """
+    def show(part: str) -> None:
+        if part.strip():
+            st.html(view_html(part, browse, lambda uri: None))
+
+    if anchor is None:
+        st.caption("The passage was not found in the archived view (the document changed "
+                   "since); showing the view from its top.")
+        with st.container(height=420, border=True):
+            show(view[:REST_CHARS])
+        return
+    where = []
+    if anchor.heading and not anchor.heading.startswith(("Page ", "Slide ", "Sheet: ")):
+        where.append(f"section “{anchor.heading}”")
+    if page:
+        where.append(f"page {page}")
+    st.caption(md_escape("Archive view at the cited passage" + (": " if where else "")
+                         + ", ".join(where)))
+    whole = st.toggle("Whole document", key=f"whole-{key}")
+    top = 0 if whole else anchor.section_start
+    with st.container(height=420, border=True, key=f"archive-view-{key}"):
+        if not whole and anchor.block_start - top > FAR:
+            line_end = view.find("\n", top)
+            show(view[top:line_end if line_end > 0 else top] if anchor.section_start else "")
+            st.caption(f"… {anchor.block_start - top:,} characters of this section above")
+            top = anchor.block_start
+        show(view[top:anchor.block_start])
+        st.badge("Cited passage", icon=":material/format_quote:", color="orange")
+        with st.container(border=True, key=f"cited-block-{key}"):
+            show(view[anchor.block_start:anchor.block_end])
+        show(view[anchor.block_end:anchor.block_end + REST_CHARS])
 
 
 def show_answer(turn: int, response: dict) -> None:
@@ -149,37 +259,58 @@ def show_answer(turn: int, response: dict) -> None:
     if cited:
         cols = st.columns(min(len(cited), 10))
         for i, source in enumerate(cited):
-            if cols[i % len(cols)].button(f"[{source['number']}]", key=f"cite-{turn}-{i}"):
+            label = Source.model_validate(source).describe()
+            if cols[i % len(cols)].button(f"[{source['number']}]", key=f"cite-{turn}-{i}",
+                                          help=md_escape(label)):
                 st.session_state["open_citation"] = (turn, source["number"])
     opened = st.session_state.get("open_citation")
     if opened and opened[0] == turn:
         match = [s for s in cited if s["number"] == opened[1]]
         if match:
-            with st.container(border=True):
+            with st.container(border=True, key=f"passage-{turn}"):
                 show_passage(match[0])
     if response.get("invalid_citations"):
         st.warning("Removed citations to passages that were not retrieved: "
                    + ", ".join(response["invalid_citations"]))
     if response.get("fallback_reason"):
-        st.info(f"Answered extractively because the model failed: {response['fallback_reason']}")
+        st.info("Answered extractively because the model failed: "
+                + md_escape(response["fallback_reason"]))
     if response.get("context_note"):
-        st.caption(response["context_note"])
+        st.caption(md_escape(response["context_note"]))
     st.caption(f"Answered by: {response.get('llm') or 'extractive'}")
     if response.get("contradictions"):
         with st.expander(f"Potential contradictions ({len(response['contradictions'])})"):
             for finding in response["contradictions"]:
-                st.caption(f"[{finding['type']}] {finding['topic']}: {finding['note']}")
+                st.caption(md_escape(f"[{finding['type']}] {finding['topic']}: "
+                                     f"{finding['note']}"))
                 for side in finding["chunks"][:4]:
                     st.text(f"{side['lens']}: {side.get('span') or side['chunk_id']}")
-    with st.expander(f"Sources ({len(response['sources'])})"):
-        st.dataframe([{"n": s["number"], "id": s["id"], "documentId": s["documentId"],
-                       "chunkIndex": s["chunkIndex"], "source": s["sourceId"], "lens": s["lens"],
-                       "score": s["score"]} for s in response["sources"]], hide_index=True)
+    sources = [Source.model_validate(s) for s in response["sources"]]
+    with st.expander(f"Sources ({len(sources)})"):
+        st.dataframe([{"cited": f"[{s.number}]" if s.number else "",
+                       "document": s.title or s.sourceName or s.sourceId or s.label,
+                       "lens": s.lens or "", "page": str(s.page) if s.page is not None else "",
+                       "section": s.sectionPath,
+                       "score": round(s.score, 3) if s.score is not None else None}
+                      for s in sources], hide_index=True, key=f"sources-{turn}")
+    by_id = {s.id: s for s in sources if s.id}
     if response.get("references"):
         with st.expander("References"):
             for ref in response["references"]:
+                source = by_id.get(ref["chunk_id"])
+                label = source.describe() if source else "a retrieved passage"
+                if source and source.number:
+                    label = f"[{source.number}] {label}"
                 st.progress(ref["relevance"])
-                st.text(f"{ref['chunk_id']} · {ref['relevance']:.2f} · {ref['description']}")
+                st.text(f"{label} · relevance {ref['relevance']:.2f}\n{ref['description']}")
+    with st.expander("Details: ids"):
+        st.dataframe([{"cited": f"[{s.number}]" if s.number else "", "id": s.id,
+                       "documentId": s.documentId, "chunkIndex": s.chunkIndex,
+                       "sourceId": s.sourceId, "startChar": s.startChar, "endChar": s.endChar,
+                       "sentences": "; ".join(f"{p.start}-{p.end}" for p in s.passages)}
+                      for s in sources], hide_index=True, key=f"source-ids-{turn}")
+        if response.get("answer_id"):
+            st.text(f"answer id: {response['answer_id']}")
     if response.get("answer_id"):
         st.caption(f"Saved as {response['answer_id']}")
     elif st.button("Save answer", key=f"save-{turn}"):

@@ -92,7 +92,8 @@ def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     assert not at.exception, at.exception
     assert at.code, "the cited passage is shown"
     cited = at.session_state["chat_history"][0][1]["sources"][0]
-    assert at.code[0].value.strip() == cited["chunkText"].strip()
+    first = min(cited["passages"], key=lambda p: p["start"])  # the cited sentence, highlighted
+    assert at.code[0].value == first["text"] == cited["chunkText"][first["start"]:first["end"]]
     # the question was asked in a stored conversation, named in the URL
     chat_id = at.session_state["chat_id"]
     assert at.query_params["chat"] == [chat_id] or at.query_params["chat"] == chat_id
