@@ -335,6 +335,9 @@ class Ingestor:
         except _OriginalNotWritten as e:
             result.status, result.error = "failed", f"original not written, nothing stored: {e}"
             return [result]
+        except (StoreError, sqlite3.OperationalError) as e:  # e.g. a full disk: say so, go on
+            result.status, result.error = "failed", f"not stored: {e}"
+            return [result]
         result.chunks = len(units[0].chunks)
         result.seconds = planned.own_seconds + time.perf_counter() - start
         children = [

@@ -25,6 +25,7 @@ reload of the index on the next query, paid only after another process wrote.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import uuid
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from ragbench.errors import StoreError
 
 if TYPE_CHECKING:  # chromadb itself loads on first use (it takes seconds to import)
     from chromadb.api.collection_configuration import CreateHNSWConfiguration
@@ -173,8 +176,26 @@ class ChromaVectors:
                     embeddings=np.asarray(vectors[i : i + self.batch], dtype=np.float32),
                     metadatas=[flat_metadata(m) for m in metadatas[i : i + self.batch]],
                 )
+        except Exception as e:
+            raise self._write_error("store vectors in", e) from e
         finally:
             self._wrote()
+
+    def _write_error(self, action: str, e: Exception) -> StoreError:
+        """One clear error for a failed Chroma write (a full disk said as such).
+
+        Chroma raises its own and SQLite's errors with a traceback's worth of context; the
+        caller (one document's store step) needs a line it can report while the batch goes on.
+        Vectors a failed write left behind belong to no catalog row and are removed by the
+        drift repair the next time the workspace opens.
+        """
+        if isinstance(e, StoreError):
+            return e
+        text = str(e) or type(e).__name__
+        full = (isinstance(e, OSError) and e.errno == errno.ENOSPC) or any(
+            s in text.lower() for s in ("disk is full", "no space left"))
+        return StoreError(f"could not {action} the vector store at {self.path}: "
+                          + ("the disk is full" if full else text))
 
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         """Replace the metadata of stored vectors (the vectors themselves stay)."""
@@ -185,6 +206,8 @@ class ChromaVectors:
                     ids=list(ids[i : i + self.batch]),
                     metadatas=[flat_metadata(m) for m in metadatas[i : i + self.batch]],
                 )
+        except Exception as e:
+            raise self._write_error("update metadata in", e) from e
         finally:
             self._wrote()
 
@@ -216,6 +239,8 @@ class ChromaVectors:
         try:
             for i in range(0, len(ids), self.batch):
                 self.collection.delete(ids=list(ids[i : i + self.batch]))
+        except Exception as e:
+            raise self._write_error("delete vectors from", e) from e
         finally:
             self._wrote()
 
