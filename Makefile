@@ -52,7 +52,7 @@ lint: install-dev
 COV_FLOOR ?= 90
 
 test: install-dev browser-deps ocr-deps lint
-	RAGBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q --cov=ragbench --cov-report=term:skip-covered \
+	RAGBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q --durations=20 --cov=ragbench --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COV_FLOOR)
 
 ## Everything but the slow and browser tests, for quick iteration.
