@@ -1,6 +1,7 @@
 """The app in a real browser: upload two files through the file chooser, see the result table,
-ask a question, open citation [1] and see the highlighted passage, change a slider on Settings
-and save. Screenshots of every page go to tests/browser/artifacts/ (ignored by git)."""
+ask a question, see the answer, open citation [1] and see the cited sentence highlighted inside
+its chunk, open the archive view at that passage, reload the conversation's URL and find it
+again, change a slider on Settings and save. Screenshots of every page go to tests/browser/artifacts/ (ignored by git)."""
 
 import re
 
@@ -26,6 +27,12 @@ def open_page(page, app_server, path, title):
     page.goto(f"{app_server.url}/{path}")
     page.get_by_role("heading", name=title, exact=True).first.wait_for()
     wait_idle(page)
+
+
+def plain(text):
+    """Text as read: Markdown emphasis dropped, whitespace collapsed (passages keep the
+    document's `**bold**` and line breaks; the answer states them plainly)."""
+    return " ".join(text.replace("*", "").split())
 
 
 def shot(page, name):
@@ -58,7 +65,7 @@ def test_upload_ask_cite_and_settings(app_server, page):
     shot(page, "02-library-ingested")
     wait_idle(page)
 
-    # Chat: ask, click [1], see the cited passage highlighted in its document
+    # Chat: ask, see the answer, click [1]: the cited sentence is highlighted inside its chunk
     open_page(page, app_server, "chat", "Chat")
     box = page.get_by_test_id("stChatInputTextArea")
     box.fill(QUESTION)
@@ -66,12 +73,51 @@ def test_upload_ask_cite_and_settings(app_server, page):
     cite = page.get_by_role("button", name="[1]", exact=True)
     cite.wait_for(timeout=120_000)
     wait_idle(page)
+    answer = page.get_by_test_id("stChatMessage").nth(1).get_by_test_id("stText").first
+    answer_text = answer.inner_text()
+    assert "[1]" in answer_text and "March 15, 2026" in answer_text, answer_text
     cite.click()
     passage = page.get_by_test_id("stCode")
     passage.first.wait_for()
-    assert "Postgres" in passage.first.inner_text()
+    wait_idle(page)
+    highlighted = passage.first.inner_text()
+    assert "Postgres" in highlighted
+    assert plain(highlighted) in plain(answer_text), (highlighted, answer_text)
+    card = page.locator(".st-key-passage-0")
+    around = [plain(t) for t in card.get_by_test_id("stText").all_inner_texts()]
+    assert any(len(t) > 200 for t in around), "the rest of the chunk is shown around it"
+    assert all(plain(highlighted) not in t for t in around), "…but not highlighted"
     page.get_by_text("lens team").first.wait_for()
     shot(page, "03-chat-citation")
+
+    # View: the archived document opened at the passage, its block marked
+    card.get_by_role("button", name="View").click()
+    page.get_by_text("Cited passage").first.wait_for()
+    wait_idle(page)
+    view = page.locator('[class*="st-key-archive-view-"]').filter(
+        has_text=re.compile(r"production\s+cutover")).first
+    view.wait_for()  # st.html fills in after the run
+    shown = plain(view.inner_text())
+    assert plain(highlighted) in shown, shown
+    assert shown.index("Cited passage") < shown.index(plain(highlighted)[:40]), shown
+    assert not shown.startswith("ADR-007"), "opened at the passage, not at the document's top"
+    page.get_by_text(re.compile("Archive view at the cited passage")).first.wait_for()
+    shot(page, "03b-chat-view")
+
+    # a reload of the ?chat=<id> URL restores the conversation, listed in the sidebar
+    assert re.search(r"[?&]chat=\w+", page.url), page.url
+    page.reload()
+    page.get_by_role("heading", name="Chat", exact=True).first.wait_for()
+    wait_idle(page)
+    page.get_by_text(QUESTION, exact=True).first.wait_for()
+    restored = page.get_by_test_id("stChatMessage").nth(1).get_by_test_id("stText").first
+    assert plain(restored.inner_text()) == plain(answer_text)
+    sidebar = page.get_by_test_id("stSidebar")
+    assert sidebar.get_by_label("Title").input_value().startswith("When does the Postgres")
+    sidebar.get_by_test_id("stSelectbox").first.click()  # the stored conversations
+    page.get_by_role("option", name=re.compile(r"When does the Postgres.*\(1\)")).wait_for()
+    page.keyboard.press("Escape")
+    shot(page, "03c-chat-reloaded")
 
     # Dashboard with data
     open_page(page, app_server, "", "Dashboard")
