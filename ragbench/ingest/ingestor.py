@@ -19,6 +19,7 @@ plus orphan vectors. Orphans are invisible and removed by `Workbench.recover` / 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -28,6 +29,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +54,7 @@ from ragbench.parsers import parse_bytes
 from ragbench.parsers.base import ParseError
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
-from ragbench.store.vectors import VectorStore
+from ragbench.store.vectors import VectorStore, flat_metadata
 
 MAX_ATTACHMENT_DEPTH = 5
 """Attachments nested deeper than this (mail in mail in mail...) are reported, not parsed."""
@@ -412,11 +414,8 @@ class Ingestor:
         store = self._vectors()
         _pause_point("before_vectors")
         if chunks:
-            metas = [
-                vector_meta(c.doc_id, c.lens, c.chunk_index, c.chunk_type, c.page_number,
-                            c.embedding_text)
-                for c in chunks
-            ]
+            names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
+            metas = [vector_meta(c.model_dump(), names[c.doc_id]) for c in chunks]
             store.upsert([c.chunk_id for c in chunks], vectors, metas)
         _pause_point("after_vectors")
         # the archive entry is swapped in before the commit and removed again if it fails
@@ -472,16 +471,39 @@ def partial_note(metadata: Mapping[str, object]) -> str:
             f"pages {', '.join(str(p) for p in failed)}")
 
 
-def vector_meta(
-    doc_id: str, lens: str, chunk_index: int, chunk_type: str, page_number: int | None,
-    embedding_text: str,
-) -> dict[str, str | int | float | bool | None]:
-    """Flat Chroma metadata for filtering and the doctor's checks (details stay in SQLite)."""
-    return {
-        "doc_id": doc_id,
-        "lens": lens,
-        "chunk_index": chunk_index,
-        "chunk_type": chunk_type,
-        "page_number": page_number,
-        "embedding_hash": text_hash(embedding_text),
+VECTOR_CITATION_FIELDS = ("page_number", "slide_number", "sheet_name", "row_number",
+                          "column_number", "paragraph_number")
+"""Location fields stored as `citation.<field>` scalars (specs/003, stage 3)."""
+
+
+def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int | float | bool]:
+    """Flat Chroma metadata of one chunk (specs/003 "Proposed Metadata", stage 3).
+
+    `chunk` is a `Chunk` as a dict or a catalog chunk row (whose less common location fields
+    sit in its `metadata` JSON). Kept compact and flat: lineage (`doc_id`, `lens`,
+    `file_name`), position (`chunk_index`, `total_chunks`, `start_char`, `end_char`,
+    `section_path`), `chunk_type` (filters), `page_number` (filters), `code_language` /
+    `list_style` when set, `citation.*` scalars (page, slide, sheet, row, column, paragraph)
+    and `embedding_hash` (the doctor's check that a vector embeds the text the catalog holds).
+    Text, titles and other long fields stay in SQLite. None values are left out.
+    """
+    extra = chunk.get("metadata") or {}
+    if isinstance(extra, str):
+        extra = json.loads(extra or "{}")
+
+    def field(name: str) -> Any:
+        value = chunk.get(name)
+        return extra.get(name) if value is None else value
+
+    meta: dict[str, Any] = {
+        "doc_id": chunk["doc_id"], "lens": chunk["lens"], "file_name": file_name,
+        "chunk_index": chunk["chunk_index"], "total_chunks": chunk.get("total_chunks"),
+        "start_char": chunk.get("start_char"), "end_char": chunk.get("end_char"),
+        "chunk_type": chunk["chunk_type"], "section_path": chunk.get("section_path") or None,
+        "page_number": chunk.get("page_number"),
+        "code_language": field("code_language"), "list_style": field("list_style"),
+        "embedding_hash": text_hash(chunk.get("embedding_text") or ""),
     }
+    for name in VECTOR_CITATION_FIELDS:
+        meta[f"citation.{name}"] = field(name)
+    return flat_metadata(meta)

@@ -72,7 +72,8 @@ class BackfillReport(BaseModel):
     seconds: float = 0.0
 
 
-META_FIELDS = frozenset({"chunk_type", "page_number"})
+META_FIELDS = frozenset({"chunk_type", "page_number", "start_char", "end_char", "total_chunks",
+                         "section_path"})
 """Backfilled fields that are also vector metadata (`ragbench.ingest.ingestor.vector_meta`)."""
 
 
@@ -283,9 +284,7 @@ class Backfiller:
         embed = [u for u in updates if "embedding_text" in u["changed"]]
         if embed:
             vectors = self._embedder().embed([u["row"]["embedding_text"] for u in embed])
-            metas = [vector_meta(r["doc_id"], r["lens"], r["chunk_index"], r["chunk_type"],
-                                 r["page_number"], r["embedding_text"])
-                     for r in (u["row"] for u in embed)]
+            metas = [vector_meta(u["row"], doc.file_name) for u in embed]
             self._vectors().upsert([u["chunk_id"] for u in embed], vectors, metas)
         with self.catalog.transaction() as tx:
             for u in updates:
@@ -316,7 +315,5 @@ class Backfiller:
         update = getattr(self._vectors(), "update_metadata", None) if retag else None
         if update is not None:
             update([u["chunk_id"] for u in retag],
-                   [vector_meta(r["doc_id"], r["lens"], r["chunk_index"], r["chunk_type"],
-                                r["page_number"], r["embedding_text"])
-                    for r in (u["row"] for u in retag)])
+                   [vector_meta(u["row"], doc.file_name) for u in retag])
         return len(embed)

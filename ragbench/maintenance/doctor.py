@@ -35,7 +35,6 @@ from ragbench.store.vectors import VectorStore
 
 logger = logging.getLogger(__name__)
 
-META_KEYS = ("doc_id", "lens", "chunk_type", "chunk_index", "page_number")
 """Vector metadata the doctor compares with the catalog (filters use them)."""
 
 
@@ -66,23 +65,23 @@ class Doctor:
             yield
 
     def metadata_drift(self, store: VectorStore) -> dict[str, dict[str, Any]]:
-        """Chunks whose vector metadata disagrees with the catalog: id -> the right metadata."""
+        """Chunks whose vector metadata disagrees with the catalog: id -> the right metadata.
+
+        The right metadata is `vector_meta` of the catalog row (specs/003), so vectors stored
+        by an older ragbench with fewer fields are drift too, and a repair enriches them in
+        place (specs/003 stage 5) without re-embedding.
+        """
         get = getattr(store, "get_metadata", None)
         if get is None:
             return {}
         want = {
-            r[0]: dict(zip(META_KEYS, r[1:], strict=True))
-            for r in self.catalog.conn.execute(
-                "SELECT c.chunk_id, c.doc_id, c.lens, c.chunk_type, c.chunk_index, c.page_number"
-                " FROM chunks c")
+            row["chunk_id"]: vector_meta(row, row["file_name"])
+            for row in map(dict, self.catalog.conn.execute(
+                "SELECT c.*, d.file_name FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"))
         }
         have: dict[str, dict[str, Any]] = get(None)
-        out = {}
-        for cid, meta in want.items():
-            stored = have.get(cid)
-            if stored is not None and any(stored.get(k) != meta[k] for k in META_KEYS):
-                out[cid] = {**stored, **meta}
-        return out
+        return {cid: meta for cid, meta in want.items()  # Chroma merges on update: extra
+                if cid in have and any(have[cid].get(k) != v for k, v in meta.items())}
 
     def graph_ok(self) -> bool:
         """Whether the saved context graph (if any) loads and its files agree."""
@@ -135,12 +134,7 @@ class Doctor:
             rows = self.catalog.get_chunks(missing)
             ids = [c for c in missing if c in rows]
             vectors = self._embedder().embed([rows[c]["embedding_text"] for c in ids])
-            metas = [
-                vector_meta(rows[c]["doc_id"], rows[c]["lens"], rows[c]["chunk_index"],
-                            rows[c]["chunk_type"], rows[c]["page_number"],
-                            rows[c]["embedding_text"])
-                for c in ids
-            ]
+            metas = [vector_meta(rows[c], rows[c]["file_name"]) for c in ids]
             store.upsert(ids, vectors, metas)
 
     def run(self, store: VectorStore, repair: bool = True) -> dict[str, Any]:

@@ -101,6 +101,47 @@ def test_doctor_compares_vector_metadata_and_backfill_updates_both(tmp_path):
 
 
 @pytest.mark.integration
+def test_vector_metadata_follows_specs_003_and_old_vectors_are_enriched(tmp_path):
+    """Chroma metadata per specs/003 stage 3: lineage, offsets, section path and compact flat
+    `citation.*` scalars; vectors stored with the old five fields are drift that a doctor
+    repair enriches in place (stage 5), without re-embedding."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plan.md").write_text("# Plan\n\n## Dates\n\nThe launch is planned for May 2026. "
+                                  "The pilot runs in March with three customers.\n")
+    (docs / "sheet.csv").write_text("milestone,date\nlaunch,May 2026\npilot,March 2026\n")
+    ws = tmp_path / "ws"
+    wb = Workbench(ws, SMALL)
+    wb.library.ingest([docs], root=docs)
+    rows = {r["chunk_id"]: dict(r) for r in wb.catalog.conn.execute(
+        "SELECT c.*, d.file_name FROM chunks c JOIN documents d USING (doc_id)")}
+    stored = wb.vectors.get_metadata(list(rows))
+    for cid, row in rows.items():
+        meta = stored[cid]
+        assert {k: meta[k] for k in ("doc_id", "lens", "file_name", "chunk_index", "total_chunks",
+                                     "start_char", "end_char", "chunk_type")} == {
+            k: row[k] for k in ("doc_id", "lens", "file_name", "chunk_index", "total_chunks",
+                                "start_char", "end_char", "chunk_type")}
+        assert all(isinstance(v, str | int | float | bool) for v in meta.values())  # flat
+        assert not any(k.startswith("citation.") and "." in k[9:] for k in meta)  # one level
+        extra = json.loads(row["metadata"] or "{}")
+        if extra.get("sheet_name"):
+            assert meta["citation.sheet_name"] == extra["sheet_name"]
+    plan = [m for m in stored.values() if m["file_name"] == "plan.md"]
+    assert any(m.get("section_path", "").endswith("Dates") for m in plan)
+    # vectors as an older ragbench stored them: the five fields only
+    old = ("doc_id", "lens", "chunk_index", "chunk_type", "page_number", "embedding_hash")
+    wb.vectors.reset()
+    ids = list(rows)
+    vectors = wb.embedder.embed([rows[c]["embedding_text"] for c in ids])
+    wb.vectors.upsert(ids, vectors, [{k: stored[c][k] for k in old if k in stored[c]}
+                                     for c in ids])
+    assert wb.maintenance.doctor(repair=False).metadata_mismatches == len(ids)
+    assert wb.maintenance.doctor().consistent_after
+    assert wb.vectors.get_metadata(ids) == stored
+
+
+@pytest.mark.integration
 def test_doctor_reports_and_repairs_a_torn_graph(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
