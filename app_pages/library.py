@@ -9,22 +9,23 @@ import streamlit as st
 
 from app_pages.common import refresh_counts, workbench
 from ragbench.errors import RagbenchError
-from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS
+from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS, md_escape
 from ragbench.workbench.presentation import upload_safe_name as sanitize_name
 
 wb = workbench()
 st.title("Library")
 NEW_LENS = "+ New lens…"
 STAGES = {"parse": "Parse + chunk", "embed": "Embed", "index": "Index", "graph": "Graph"}
-STATUS_ICON = {"inserted": "+", "updated": "↑", "reprocessed": "↻", "skipped": "=",
-               "failed": "✗"}
+STATUS_ICON = {"inserted": "✓", "updated": "↑", "reprocessed": "↻", "skipped": "·",
+               "failed": "✗"}  # never a Markdown list marker: st.table renders cells as Markdown
 
 
 def report_table(report: dict) -> pd.DataFrame:
     """One row per file (attachments included) with its decision and the reason."""
     return pd.DataFrame([
-        {"file": r["path"], "status": f"{STATUS_ICON.get(r['status'], '')} {r['status']}",
-         "chunks": r["chunks"], "reason": r["error"] or r["reason"],
+        {"file": md_escape(r["path"]),  # st.table renders Markdown: names are untrusted text
+         "status": f"{STATUS_ICON.get(r['status'], '')} {r['status']}",
+         "chunks": r["chunks"], "reason": md_escape(r["error"] or r["reason"] or ""),
          "doc_id": r["doc_id"] or "", "seconds": round(r["seconds"], 2)}
         for r in report["files"]
     ])
@@ -105,9 +106,11 @@ with st.container(border=True):
             st.session_state["lens_pick"] = used
     left, right = st.columns([1, 2])
     with left:
+        # no silent default: with lenses to choose from, the user picks one (or a new one)
         choice = st.selectbox("Lens", [*lenses, NEW_LENS] if lenses else [NEW_LENS],
+                              index=None if lenses else 0, placeholder="Choose a lens",
                               help="a group of sources with one point of view", key="lens_pick")
-        lens = choice
+        lens = choice or ""
         if choice == NEW_LENS:
             lens = st.text_input("New lens name", value="" if lenses else "default",
                                  key="lens_new").strip()
@@ -124,14 +127,16 @@ with st.container(border=True):
     if st.button(label, type="primary", disabled=not ready, key="ingest"):
         ingest(list(files or []), lens)
     if files and not lens:
-        st.caption("Name the new lens first.")
+        st.caption("Name the new lens first." if choice == NEW_LENS else "Choose a lens first.")
 
 last = st.session_state.get("last_ingest")
 if last:
     t = last["totals"]
-    st.success(f"Last ingest: {t['inserted']} inserted · {t['updated']} updated · "
-               f"{t['reprocessed']} reprocessed · {t['skipped']} skipped · {t['failed']} failed "
-               f"· {t['chunks']} chunks in {last['seconds']:.1f} s")
+    stored = t["inserted"] + t["updated"] + t["reprocessed"]
+    banner = st.success if not t["failed"] else st.warning if stored or t["skipped"] else st.error
+    banner(f"Last ingest: {t['inserted']} inserted · {t['updated']} updated · "
+           f"{t['reprocessed']} reprocessed · {t['skipped']} skipped · {t['failed']} failed "
+           f"· {t['chunks']} chunks in {last['seconds']:.1f} s")
     st.table(report_table(last), hide_index=True)  # static: its text is in the page
 
 # --- documents -------------------------------------------------------------------------------
@@ -167,7 +172,11 @@ shown = table
 for column, picked in (("lens", pick_lens), ("type", pick_type), ("status", pick_status)):
     if picked:
         shown = shown[shown[column].isin(picked)]
-st.caption(f"{len(shown):,} of {len(table):,} documents · select a row to open it")
+failed_rows = int((shown["status"] == "failed").sum())
+st.caption(f"{len(shown) - failed_rows:,} documents"
+           + (f" and {failed_rows:,} failed files" if failed_rows else "")
+           + (f" shown of {len(table):,} rows" if len(shown) != len(table) else "")
+           + " · select a row to open it")
 event = st.dataframe(shown, hide_index=True, on_select="rerun", selection_mode="single-row",
                      width="stretch", key="library_table")
 rows = event.selection.rows if event else []

@@ -72,6 +72,29 @@ def test_library_filters_and_document_view(demo_ws, monkeypatch):
     assert set(table["lens"]) == {"engineering"} and len(table) == 3
 
 
+def test_library_has_no_silent_lens_and_says_what_failed(demo_ws, monkeypatch):
+    """Issue 16 rough edges: uploads landed in the first lens without a choice, failed files
+    counted as documents, and a batch where every file failed got a green banner."""
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = run_page(demo_ws, "app_pages/library.py")
+    assert at.selectbox(key="lens_pick").value is None  # nothing preselected
+    documents = len(Workbench(demo_ws).library.documents())
+    assert any(c.value.startswith(f"{documents:,} documents") for c in at.caption), \
+        [c.value for c in at.caption]
+    at.session_state["last_ingest"] = {"totals": {
+        "inserted": 0, "updated": 0, "reprocessed": 0, "skipped": 0, "failed": 2, "chunks": 0},
+        "seconds": 0.4, "files": [
+            {"path": "![x](http://beacon.invalid/a.png).md", "status": "failed", "chunks": 0,
+             "error": "empty", "reason": "", "doc_id": None, "seconds": 0.1},
+            {"path": "b.md", "status": "failed", "chunks": 0, "error": "empty", "reason": "",
+             "doc_id": None, "seconds": 0.1}]}
+    at.run()
+    assert not at.success and any("2 failed" in e.value for e in at.error)
+    cells = at.table[0].value
+    assert cells["file"][0].startswith("\\!\\[x\\]")  # escaped: shown as text, never fetched
+    assert list(cells["status"]) == ["✗ failed", "✗ failed"]
+
+
 def test_search_page_shows_hits_as_text(demo_ws, monkeypatch):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
     at = run_page(demo_ws, "app_pages/search.py")
