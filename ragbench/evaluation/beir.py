@@ -322,12 +322,14 @@ def run_beir(
     settings: Settings | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     limit: int | None = None,
+    per_query: dict[str, dict[str, dict[str, float]]] | None = None,
 ) -> dict[str, Any]:
     """Ingest the corpus into its content-keyed workspace (or reuse it) and evaluate each mode.
 
     Returns a JSON-safe dict: dataset, workspace (path, key, reused), documents, index
     (indexed, failed with reasons, judged-relevant documents missing), ingest (this run's
-    totals and seconds), chunks, top_k and per mode the averaged metrics.
+    totals and seconds), chunks, top_k and per mode the averaged metrics. A `per_query` dict,
+    when given, receives mode -> query id -> metrics (for reports over subsets of queries).
     """
     from ragbench.workbench import Workbench
 
@@ -377,5 +379,9 @@ def run_beir(
             unmapped[0] += lost
             return ranked
 
-        out["modes"][mode] = evaluate(search, queries, qrels) | {"unmapped_hits": unmapped[0]}
+        scores: dict[str, dict[str, float]] = {}
+        out["modes"][mode] = evaluate(search, queries, qrels, scores) | {
+            "unmapped_hits": unmapped[0]}
+        if per_query is not None:
+            per_query[mode] = scores
     return out

@@ -65,26 +65,47 @@ def rank_documents(
     return list(seen.items()), unmapped
 
 
+METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+"""The metrics every evaluation reports, in report order."""
+
+
+def query_metrics(ranked: list[str], rels: Mapping[str, int]) -> dict[str, float]:
+    """The `METRICS` of one ranking of corpus ids against one query's judgements."""
+    return {"ndcg@10": ndcg_at(ranked, rels), "recall@10": recall_at(ranked, rels, 10),
+            "recall@100": recall_at(ranked, rels, 100), "mrr@10": mrr_at(ranked, rels)}
+
+
+def average(per_query: Mapping[str, Mapping[str, float]],
+            qids: Iterable[str] | None = None) -> dict[str, float]:
+    """Mean of each metric over `qids` (all queries of `per_query` when None), 4 decimals.
+
+    Lets a cross-validation report any subset of queries from one pass over all of them.
+    """
+    rows = [per_query[q] for q in (per_query if qids is None else qids)]
+    return {m: round(float(np.mean([r[m] for r in rows])), 4) if rows else 0.0
+            for m in METRICS}
+
+
 def evaluate(
     search: Callable[[str], list[tuple[str, float]]],
     queries: Mapping[str, str],
     qrels: Mapping[str, Mapping[str, int]],
+    per_query: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """Run every query through `search` (corpus ids ranked) and average the metrics."""
-    metrics: dict[str, list[float]] = {"ndcg@10": [], "recall@10": [], "recall@100": [],
-                                       "mrr@10": []}
+    """Run every query through `search` (corpus ids ranked) and average the metrics.
+
+    A `per_query` dict, when given, receives each query's metrics by query id.
+    """
+    scores: dict[str, dict[str, float]] = {}
     latencies = []
     for qid, text in queries.items():
         start = time.perf_counter()
         ranked_pairs = search(text)
         latencies.append((time.perf_counter() - start) * 1000)
-        ranked = [d for d, _ in ranked_pairs]
-        rels = qrels[qid]
-        metrics["ndcg@10"].append(ndcg_at(ranked, rels))
-        metrics["recall@10"].append(recall_at(ranked, rels, 10))
-        metrics["recall@100"].append(recall_at(ranked, rels, 100))
-        metrics["mrr@10"].append(mrr_at(ranked, rels))
-    out: dict[str, Any] = {k: round(float(np.mean(v)), 4) if v else 0.0 for k, v in metrics.items()}
+        scores[qid] = query_metrics([d for d, _ in ranked_pairs], qrels[qid])
+    if per_query is not None:
+        per_query.update(scores)
+    out: dict[str, Any] = average(scores)
     out["queries"] = len(queries)
     out["latency_ms_p50"] = round(float(np.percentile(latencies, 50)), 1) if latencies else 0.0
     out["latency_ms_p95"] = round(float(np.percentile(latencies, 95)), 1) if latencies else 0.0

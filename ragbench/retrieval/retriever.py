@@ -67,6 +67,26 @@ def score_fuse(
     return _by_score(scores)
 
 
+def fuse(
+    fts: Sequence[tuple[str, float]],
+    vec: Sequence[tuple[str, float]],
+    fusion: str,
+    vector_weight: float,
+    rrf_k: int,
+) -> list[tuple[str, float]]:
+    """The hybrid ranking of a lexical and a vector candidate list (each best first):
+    `fusion="rrf"` is weighted reciprocal rank fusion with constant `rrf_k`, `"score"` the
+    weighted sum of min-max normalised scores; the vector list weighs `vector_weight`, the
+    lexical one the rest.
+    """
+    if fusion == "score":
+        return score_fuse([(fts, 1.0 - vector_weight), (vec, vector_weight)])
+    if fusion == "rrf":
+        return rrf_fuse([([c for c, _ in fts], 1.0 - vector_weight),
+                         ([c for c, _ in vec], vector_weight)], rrf_k)
+    raise RetrievalError(f"unknown hybrid fusion {fusion!r}; choose 'rrf' or 'score'")
+
+
 def _by_score(scores: dict[str, float]) -> list[tuple[str, float]]:
     """Fused scores best first; a tie keeps first appearance (the earlier list, then its
     rank): e.g. with score fusion the top lexical and the top vector chunk both score
@@ -163,11 +183,15 @@ class Retriever:
     def _hybrid(
         self, query: str, k: int, filters: SearchFilters | None, level: str
     ) -> list[tuple[str, float]]:
-        return self._fuse(*self._hybrid_lists(query, k, filters, level))
+        return self._fuse(*self.candidate_lists(query, k, filters, level))
 
-    def _hybrid_lists(
-        self, query: str, k: int, filters: SearchFilters | None, level: str
+    def candidate_lists(
+        self, query: str, k: int, filters: SearchFilters | None = None, level: str = "chunk"
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """The lexical and the vector candidates hybrid fuses (each `hybrid_candidates` deep,
+        at least `k`), best first. Public so an evaluation can fetch them once per query and
+        fuse them under many settings (`fuse`) without searching again.
+        """
         depth = max(self.settings.hybrid_candidates, k)
         fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
         return ranked(fts), ranked(self._vector(query, depth, filters))
@@ -175,12 +199,8 @@ class Retriever:
     def _fuse(
         self, fts: list[tuple[str, float]], vec: list[tuple[str, float]]
     ) -> list[tuple[str, float]]:
-        w = self.settings.hybrid_vector_weight
-        if self.settings.hybrid_fusion == "score":
-            return score_fuse([(fts, 1.0 - w), (vec, w)])
-        return rrf_fuse(
-            [([c for c, _ in fts], 1.0 - w), ([c for c, _ in vec], w)], self.settings.rrf_k
-        )
+        s = self.settings
+        return fuse(fts, vec, s.hybrid_fusion, s.hybrid_vector_weight, s.rrf_k)
 
     def _graph(
         self, query: str, k: int, filters: SearchFilters | None, level: str
@@ -188,7 +208,7 @@ class Retriever:
         """Hybrid seeds expanded over the context graph, re-ranked (`retrieval.graph_mode`)."""
         from ragbench.retrieval import graph_mode as gr
 
-        fts, vec = self._hybrid_lists(query, k, filters, level)
+        fts, vec = self.candidate_lists(query, k, filters, level)
         fused = self._fuse(fts, vec)
         graph = self.graph() if self.graph else None
         if graph is None or not len(graph):

@@ -6,8 +6,10 @@ import pytest
 
 from ragbench.errors import RagbenchError
 from ragbench.evaluation.beir import EvalError, load_beir, mrr_at, ndcg_at, recall_at, run_beir
+from ragbench.evaluation.metrics import average, query_metrics
 from ragbench.models import SearchFilters
-from ragbench.retrieval.retriever import rrf_fuse, score_fuse
+from ragbench.retrieval.retriever import fuse, rrf_fuse, score_fuse
+from ragbench.store.catalog import fts_query
 from tests.conftest import lens_workbench
 
 DOCS = {
@@ -75,6 +77,41 @@ def test_rrf_and_score_fusion():
 
 
 @pytest.mark.unit
+def test_fuse_is_what_hybrid_settings_name():
+    fts = [("a", 9.0), ("b", 5.0), ("c", 1.0)]
+    vec = [("c", 0.9), ("b", 0.8), ("d", 0.1)]
+    assert fuse(fts, vec, "rrf", 0.3, 10) == rrf_fuse([(["a", "b", "c"], 0.7),
+                                                       (["c", "b", "d"], 0.3)], 10)
+    assert fuse(fts, vec, "score", 0.6, 60) == score_fuse([(fts, 0.4), (vec, 0.6)])
+    assert [c for c, _ in fuse(fts, vec, "rrf", 1.0, 60)][:3] == ["c", "b", "d"]
+    with pytest.raises(RagbenchError, match="'borda'.*'rrf' or 'score'"):
+        fuse(fts, vec, "borda", 0.5, 60)
+
+
+@pytest.mark.unit
+def test_fts_query_drops_only_the_common_function_words():
+    # meaning-bearing words of the wider lexical stop list stay: they decide many a claim
+    assert fts_query("Is the risk higher after surgery than before?") == (
+        '"risk" OR "higher" OR "after" OR "surgery" OR "than" OR "before"')
+    assert fts_query("Which magazine was started first?") == (
+        '"which" OR "magazine" OR "started" OR "first"')
+    assert fts_query("the THE a") == '"the" OR "a"'  # nothing else: stopwords are the query
+    assert fts_query('say "NEAR(x" -y*') == '"say" OR "near" OR "x" OR "y"'
+    assert fts_query("?!") == ""
+
+
+@pytest.mark.unit
+def test_per_query_metrics_average_over_any_subset():
+    rels = {"a": 1}
+    per_query = {"q1": query_metrics(["a", "x"], rels), "q2": query_metrics(["x", "a"], rels)}
+    assert per_query["q1"] == {"ndcg@10": 1.0, "recall@10": 1.0, "recall@100": 1.0,
+                               "mrr@10": 1.0}
+    assert average(per_query, ["q2"])["mrr@10"] == 0.5
+    assert average(per_query)["mrr@10"] == 0.75
+    assert average(per_query, [])["ndcg@10"] == 0.0
+
+
+@pytest.mark.unit
 def test_metrics():
     rels = {"a": 1, "b": 1}
     assert ndcg_at(["a", "b", "x"], rels) == pytest.approx(1.0)
@@ -104,8 +141,12 @@ def test_beir_eval_end_to_end_and_cached(tmp_path):
     write_beir(tmp_path / "tiny")
     corpus, queries, qrels = load_beir(tmp_path / "tiny")
     assert len(corpus) == 3 and set(queries) == {"q1", "q2"}
-    out = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts", "vector", "hybrid"], 10)
+    per_query: dict = {}
+    out = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts", "vector", "hybrid"], 10,
+                   per_query=per_query)
     assert out["ingest"]["inserted"] == 3
+    assert set(per_query) == {"fts", "vector", "hybrid"}
+    assert {q: m["ndcg@10"] for q, m in per_query["fts"].items()} == {"q1": 1.0, "q2": 1.0}
     for m in out["modes"].values():
         assert m["ndcg@10"] == pytest.approx(1.0) and m["queries"] == 2
         assert m["latency_ms_p95"] >= m["latency_ms_p50"] > 0
