@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import streamlit as st
 
@@ -19,11 +20,14 @@ from app_pages.common import open_workbench, sidebar
 from ragbench.config import load_settings
 from ragbench.errors import RagbenchError, SettingsError
 
+FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
+
 
 def main() -> None:
     """Configure the page, the sidebar and the navigation."""
-    st.set_page_config(page_title="ragbench", page_icon=":material/library_books:",
-                       layout="wide")
+    # a local file: a Material icon as page_icon makes every page fetch its favicon from a
+    # web font host, which fails offline and tells that host the app is open
+    st.set_page_config(page_title="ragbench", page_icon=str(FAVICON), layout="wide")
     started = time.perf_counter()
     workspace = os.environ.get("RAGBENCH_WORKSPACE", "data")
     try:

@@ -78,6 +78,10 @@ def test_archive_view_fetches_nothing_remote(hostile_server, page):
     main.get_by_text(":red[red] $x$ :material/home:", exact=False).first.wait_for()
     page.wait_for_timeout(1500)
     assert not [u for u in requests if BEACON in u], requests
+    # nothing leaves the machine at all: no favicon or font from a web host either
+    outside = [u for u in requests
+               if not u.startswith((server.url, "data:", "blob:", "ws://127.0.0.1"))]
+    assert not outside, outside
     assert page.locator(f"a[href*='{BEACON}']").count() == 0
     assert page.locator(f"img[src*='{BEACON}']").count() == 0
     page.screenshot(path=str(ARTIFACTS / "archive-remote.png"), full_page=True)
