@@ -327,7 +327,7 @@ for turn, (question, response) in enumerate(history):
     with st.chat_message("assistant"):
         show_answer(turn, response)
 
-question = st.chat_input("Ask about your documents")
+question = st.chat_input("Ask about your documents") or st.session_state.pop("chat_question", None)
 if question:
     filters = SearchFilters(lenses=lenses or None, chunk_types=types or None)
     with st.chat_message("user"):

@@ -29,6 +29,18 @@ cols[4].metric("Failed files", stats["failed_files"])
 if not stats["documents"] and not stats["failed_files"]:
     st.info("The workspace is empty. Add files on the **Library** page (drag and drop), or "
             "run `ragbench load-samples` to load the demo corpus.")
+elif stats["documents"]:  # the next step: ask, or write a report
+    with st.form("dashboard_ask", border=False):
+        ask_col, go_col, report_col = st.columns([6, 1, 2], vertical_alignment="bottom")
+        asked = ask_col.text_input("Ask your documents", key="dashboard_q",
+                                   placeholder="e.g. What are the main risks?")
+        go = go_col.form_submit_button("Ask", type="primary")
+        write = report_col.form_submit_button("Write a report…")
+    if go and asked.strip():
+        st.session_state["chat_question"] = asked.strip()  # the Chat page asks it on arrival
+        st.switch_page("app_pages/chat.py")
+    if write:
+        st.switch_page("app_pages/reports.py")
 
 # --- staleness -------------------------------------------------------------------------------
 stale = view["stale"]

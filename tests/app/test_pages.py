@@ -57,6 +57,19 @@ def test_dashboard_is_the_default_page_and_shows_counts(demo_ws, monkeypatch):
     assert "Embeddings: sentence-transformers" in sidebar and "Answers: extractive" in sidebar
 
 
+def test_dashboard_gives_a_next_step_asked_on_the_chat_page(demo_ws, monkeypatch):
+    """Issue 16: the dashboard offered no next step; its ask box now opens Chat with the
+    question asked."""
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.text_input(key="dashboard_q").input("When does the Postgres 16 migration finish?")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    history = at.session_state["chat_history"]
+    assert history[0][0] == "When does the Postgres 16 migration finish?"
+    assert "[1]" in history[0][1]["answer"]
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_render_on_demo_corpus(demo_ws, monkeypatch, page):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
