@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.common import workbench
+from app_pages.common import cited_spans, show_highlighted_chunk, workbench
 from ragbench.errors import RagbenchError
 from ragbench.models import CHUNK_TYPES, SearchFilters
 from ragbench.workbench.presentation import (
@@ -98,19 +98,6 @@ FAR = 2_500  # a cited block this far below its section heading: the view starts
 REST_CHARS = 30_000  # view text shown after the cited block (the rest: "Whole document")
 
 
-def cited_spans(source: dict, chunk: str) -> list[tuple[int, int]]:
-    """The supporting sentences of a cited chunk (offsets into `chunk`), merged and in order."""
-    spans = sorted((p["start"], p["end"]) for p in source.get("passages") or []
-                   if 0 <= p["start"] < p["end"] <= len(chunk))
-    merged: list[tuple[int, int]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
-
-
 def show_passage(source: dict) -> None:
     """The cited sentence(s) highlighted inside the chunk, the chunk inside its document text.
 
@@ -120,7 +107,8 @@ def show_passage(source: dict) -> None:
     detail = wb.answers.resolve_citation(source["id"]).model_dump()
     text = wb.library.document_text(source["documentId"]) if detail["status"] == "live" else None
     chunk = source.get("chunkText") or detail["text"] or ""
-    spans = cited_spans(source, chunk) if chunk == (detail["text"] or chunk) else []
+    same = chunk == (detail["text"] or chunk)  # offsets are into the text the answer cited
+    spans = cited_spans(source.get("passages") or [], chunk) if same else []
     browse = detail.get("archive_browse_uri") or source.get("archiveBrowseUri")
     view = archive_view(browse)
     near = (source.get("startChar") or 0) / len(text) if text else None
@@ -146,18 +134,7 @@ def show_passage(source: dict) -> None:
     if text and start:  # the document around the chunk, smaller and grey
         st.caption(md_escape(("…" if start > CONTEXT_CHARS else "")
                              + text[max(0, start - CONTEXT_CHARS):start]))
-    if not spans:
-        st.caption("No sentence of the chunk was matched to the answer: the whole chunk is "
-                   "highlighted.")
-        st.code(chunk, language=None, wrap_lines=True)
-    pos = 0
-    for a, b in spans:  # chunk text, then the supporting sentence highlighted, then the rest
-        if chunk[pos:a].strip():
-            st.text(chunk[pos:a].strip("\n"))
-        st.code(chunk[a:b], language=None, wrap_lines=True)
-        pos = b
-    if spans and chunk[pos:].strip():
-        st.text(chunk[pos:].strip("\n"))
+    show_highlighted_chunk(chunk, spans)
     if text and end < len(text):
         st.caption(md_escape(text[end:end + CONTEXT_CHARS]
                              + ("…" if end + CONTEXT_CHARS < len(text) else "")))

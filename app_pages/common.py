@@ -86,3 +86,35 @@ def reprocess_with_progress(wb: Workbench, label: str) -> Any | None:
         return None
     refresh_counts()
     return outcome
+
+
+def cited_spans(passages: list[dict], chunk: str) -> list[tuple[int, int]]:
+    """The supporting sentences of a cited chunk (offsets into `chunk`), merged and in order."""
+    spans = sorted((p["start"], p["end"]) for p in passages
+                   if 0 <= p["start"] < p["end"] <= len(chunk))
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]]) -> None:
+    """The chunk as text with its supporting sentences highlighted (st.code), or the whole
+    chunk highlighted when no sentence was matched. Text only: nothing renders as Markdown.
+    """
+    if not spans:
+        st.caption("No sentence of the chunk was matched to the text: the whole chunk is "
+                   "highlighted.")
+        st.code(chunk, language=None, wrap_lines=True)
+        return
+    pos = 0
+    for a, b in spans:  # chunk text, then the supporting sentence highlighted, then the rest
+        if chunk[pos:a].strip():
+            st.text(chunk[pos:a].strip("\n"))
+        st.code(chunk[a:b], language=None, wrap_lines=True)
+        pos = b
+    if chunk[pos:].strip():
+        st.text(chunk[pos:].strip("\n"))

@@ -20,7 +20,7 @@ from typing import Any
 
 import streamlit as st
 
-from app_pages.common import workbench
+from app_pages.common import cited_spans, show_highlighted_chunk, workbench
 from ragbench.errors import RagbenchError
 from ragbench.workbench.presentation import (
     REPORT_FORMATS,
@@ -230,7 +230,10 @@ def show_passage(part: ReportPart, source: Source) -> None:
     start, end = target.start_char or 0, target.end_char or 0
     if text:
         st.text(("…" if start > CONTEXT_CHARS else "") + text[max(0, start - CONTEXT_CHARS):start])
-    st.code(target.text or source.chunkText, language=None, wrap_lines=True)  # the passage
+    chunk = target.text or source.chunkText
+    spans = cited_spans([p.model_dump() for p in source.passages], chunk) \
+        if chunk == source.chunkText else []  # offsets are into the text the part cited
+    show_highlighted_chunk(chunk, spans)
     if text:
         st.text(text[end:end + CONTEXT_CHARS] + ("…" if end + CONTEXT_CHARS < len(text) else ""))
     if target.status == "archived":
@@ -288,7 +291,7 @@ def show_version_text(part: ReportPart) -> None:
         st.warning("Removed citations to passages that were not retrieved: "
                    + ", ".join(info.invalid_citations))
     if info.fallback_reason:
-        st.info(md_escape(f"LLM unavailable, written extractively: {info.fallback_reason}"))
+        st.info(md_escape(f"Written extractively, not by the model: {info.fallback_reason}"))
     if cur.references:
         numbers = {s.id: s.number for s in cited}
         titles = {s.id: s.title or s.sourceName for s in cur.sources}

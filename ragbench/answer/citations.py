@@ -31,10 +31,12 @@ _BRACKET = re.compile(r"\[\s*((?:C\s*:\s*)?[0-9a-fA-F]{6,16}(?:\s*[,;]\s*(?:C\s*
                       r"[0-9a-fA-F]{6,16})*)\s*\]")
 _ID = re.compile(r"[0-9a-fA-F]{6,16}")
 # Citation-like marks that are not the form above: an id in other brackets ((C:id), 【C:id】,
-# ［C:id］, {C:id}) or of another shape ([C:<17+ hex>], [C:page2]), and bare numbers ([7],
+# ［C:id］, {C:id}) or of another shape ([C:<17+ hex>], [C:page2]), the other keys of a context
+# header echoed as if they were citations ([S:roadmap], [D:<doc id>]), and bare numbers ([7],
 # [1, 2], [3-5]) the model made up instead of ids. None of them may pass as a citation.
 _CLOSE = "\\])】］}〕"
-_OTHER_C = re.compile(rf"[\[(【［{{〔]\s*C\s*:\s*([^{_CLOSE}\s][^{_CLOSE}]{{0,80}}?)\s*[{_CLOSE}]")
+_OTHER_C = re.compile(
+    rf"[\[(【［{{〔]\s*([CSD])\s*:\s*([^{_CLOSE}\s][^{_CLOSE}]{{0,80}}?)\s*[{_CLOSE}]")
 _NUMBERED = re.compile(r"\[\s*\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\s*\]")
 _ID_LIST = re.compile(r"^(?:C\s*:\s*)?[0-9a-fA-F]{6,16}"
                       r"(?:\s*[,;]\s*(?:C\s*:\s*)?[0-9a-fA-F]{6,16})*$")
@@ -107,8 +109,9 @@ def validate(text: str, valid_ids: Sequence[str], from_model: bool = True) -> Ci
 
     def other_mark(match: re.Match[str]) -> str:
         nonlocal found
-        inner = match.group(1).strip()
-        if _ID_LIST.match(inner):  # (C:id), 【C:id】...: the same citation in other brackets
+        inner = match.group(2).strip()
+        if match.group(1) == "C" and _ID_LIST.match(inner):  # (C:id), 【C:id】...: the same
+            # citation in other brackets
             return "[C:" + inner + "]"
         found += 1
         invalid.append(match.group(0)[:40])

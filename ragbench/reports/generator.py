@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import NOT_FOUND, Source, source_of
+from ragbench.answer.answerer import NOT_FOUND, Source, attach_passages, source_of
 from ragbench.answer.citations import CITATION_RULES, CitationCheck, citation_hint, validate
 from ragbench.answer.llm import ChatModel
 from ragbench.answer.references import Reference, evaluate_references
@@ -166,6 +166,7 @@ class PartGenerator:
         text_ids = with_ids(check)
         by_id = {r.chunk_id: r for r in results}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
+        attach_passages(cited, text_ids)  # the chunk sentence(s) each citation rests on
         others = [source_of(r, None).model_copy(update={"chunkText": ""})
                   for r in results if r.chunk_id not in check.cited]
         refs, method = self._references(check.text, text_ids, results, check.cited, model)
@@ -224,6 +225,12 @@ class PartGenerator:
                         {"role": "user", "content": citation_hint(ids) if check.found else
                          "Your text cites nothing. Rewrite it and end every sentence with its "
                          "citation [C:<chunk_id>] from the context headers."}]
+        if raw != NOT_FOUND and not check.cited:
+            # a part is worth its references: text that cites no passage after the retries is
+            # not one (seen with SmolLM2-135M); the caller falls back to the extractive digest
+            # when llm_fallback is on, and says why
+            raise LLMError(f"the model's text cited no retrieved passage after {info.retries} "
+                           "retries")
         return raw
 
     def _references(self, text: str, text_ids: str, results: list[RetrievalResult],

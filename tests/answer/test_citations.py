@@ -76,6 +76,14 @@ def test_every_citation_like_mark_is_validated():
     assert check.found == 7 and check.needs_retry
 
 
+def test_echoed_header_keys_are_not_citations():
+    """A small model echoed a context header's source key as if it were a citation."""
+    check = validate("The plan ships in May [S:team-structured/roadmap-2026] [D:0011223344556677]"
+                     " [C:1a2b3c4d5e6f].", ["1a2b3c4d5e6f"])
+    assert check.text == "The plan ships in May [1]."
+    assert check.invalid == ["[S:team-structured/roadmap-2026]", "[D:0011223344556677]"]
+
+
 def test_quoted_reference_numbers_are_removed_but_not_counted():
     """Extractive text quotes documents: their own [3] must not pass for our [3], nor count."""
     check = validate("Trials agree [3] [C:1a2b3c4d5e6f].", ["1a2b3c4d5e6f"], from_model=False)

@@ -109,6 +109,10 @@ def test_extractive_part_cites_every_lens_states_figures_and_both_sides(service)
     assert all(0 < r.relevance <= 1 for r in part.current.references)
     assert part.current.references_method == "attribution"
     assert re.search(r"\[\d+\]", part.current.text) and "[C:" not in part.current.text
+    # each cited source knows the sentence(s) it supports, as offsets into its chunk text
+    for source in (s for s in part.current.sources if s.number):
+        assert source.passages, source.id
+        assert all(source.chunkText[p.start:p.end] == p.text for p in source.passages)
 
 
 def test_cited_references_give_relevance_only_to_cited_chunks():
@@ -217,6 +221,19 @@ def test_llm_part_is_validated_retried_streamed_and_referenced(service):
     assert refs[ALL[4].chunk_id].relevance == 0.4  # the model's evaluation
     assert good in refs  # the cited chunk the model left out is added
     assert cur.references_method == "llm+attribution"
+
+
+def test_llm_text_that_never_cites_falls_back_to_the_digest(service):
+    """SmolLM2-135M wrote report parts that cited nothing after both retries; such a part
+    carried no references. It is the model's failure: with llm_fallback, the digest."""
+    report = service.create("roadmap", "Plan", lenses=LENSES)
+    model = ScriptedModel(["Tidepool ships soon [S:roadmap]."] * 3)
+    part = service.complete_part(report.report_id, "2", model)
+    gen = part.current.generation
+    assert gen.method == "extractive (fallback)" and gen.retries == 2
+    assert "cited no retrieved passage" in gen.fallback_reason
+    assert part.current.references and "[1]" in part.current.text
+    assert "[S:roadmap]" in gen.invalid_citations
 
 
 def test_llm_failure_falls_back_or_raises(tmp_path):
