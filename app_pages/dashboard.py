@@ -30,14 +30,19 @@ if not stats["documents"] and not stats["failed_files"]:
     st.info("The workspace is empty. Add files on the **Library** page (drag and drop), or "
             "run `ragbench load-samples` to load the demo corpus.")
 elif stats["documents"]:  # the next step: ask, or write a report
+    def hand_over() -> None:
+        """Once per click (a callback, not the button's value, which reruns can repeat)."""
+        asked = st.session_state.get("dashboard_q", "").strip()
+        if asked:
+            st.session_state["chat_question"] = asked  # the Chat page asks it on arrival
+
     with st.form("dashboard_ask", border=False):
         ask_col, go_col, report_col = st.columns([6, 1, 2], vertical_alignment="bottom")
-        asked = ask_col.text_input("Ask your documents", key="dashboard_q",
-                                   placeholder="e.g. What are the main risks?")
-        go = go_col.form_submit_button("Ask", type="primary")
+        ask_col.text_input("Ask your documents", key="dashboard_q",
+                           placeholder="e.g. What are the main risks?")
+        go_col.form_submit_button("Ask", type="primary", on_click=hand_over)
         write = report_col.form_submit_button("Write a report…")
-    if go and asked.strip():
-        st.session_state["chat_question"] = asked.strip()  # the Chat page asks it on arrival
+    if st.session_state.get("chat_question"):
         st.switch_page("app_pages/chat.py")
     if write:
         st.switch_page("app_pages/reports.py")

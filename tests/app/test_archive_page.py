@@ -1,6 +1,8 @@
 """Archive page (AppTest): empty workspace, tree with attachments, safe Markdown, download,
 building missing entries; chat's cited passage gets "View" and "Download"."""
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -29,8 +31,19 @@ def open_archive(workspace):
     return at
 
 
+def view_of(at) -> str:
+    """The archive view on the page: inert HTML from `view_html` (ragbench/archive/render.py)."""
+    return "\n".join(h.value for h in at.html)
+
+
 def assert_no_html(at):
-    assert at.markdown, "a Markdown view is shown"
+    """Document HTML never becomes elements: no image, script or outside link in the view,
+    and the page's Markdown elements do not allow HTML."""
+    view = view_of(at)
+    assert view, "a view is shown"
+    tags = re.findall(r"<([a-z][a-z0-9]*)\b[^>]*>", view)
+    assert not {"img", "script", "iframe", "object", "embed"} & set(tags), tags
+    assert not re.search(r'href="(?!\?doc=)', view), "only links to archive documents"
     for element in at.markdown:
         assert element.proto.allow_html is False
 
@@ -63,14 +76,14 @@ def test_views_render_as_text_never_html(hostile_ws):
     at.selectbox(key="archive_doc").set_value(ids["hostile.html"]).run()
     assert not at.exception, at.exception
     assert_no_html(at)
-    view = "\n".join(m.value for m in at.markdown)
+    view = view_of(at)
     assert "Quarterly ledger" in view and "alert('x')" not in view  # script text dropped
-    assert "\\<img src=x onerror=alert\\(1\\)\\>" in view  # shown as text, escaped twice over
+    assert "&lt;img src=x onerror=alert(1)&gt;" in view  # shown as text
     assert at.get("download_button"), "the original can be downloaded"
     at.selectbox(key="archive_doc").set_value(ids["notes.md"]).run()
     assert not at.exception, at.exception
-    assert_no_html(at)  # a Markdown original is shown as is: Streamlit escapes its raw HTML
-    assert "<img src=x onerror=alert(1)>" in "\n".join(m.value for m in at.markdown)
+    assert_no_html(at)  # a Markdown original keeps its layout; its raw HTML is escaped
+    assert "&lt;img src=x onerror=alert(1)&gt;" in view_of(at)
     at.toggle(key="archive_raw").set_value(True).run()
     assert at.code and "<script>alert(3)</script>" in at.code[0].value
 
@@ -87,16 +100,16 @@ def test_email_thread_tree_and_attachment_view(tmp_path, monkeypatch):
     (email,) = wb.catalog.list_documents(roots_only=True)
     (child,) = wb.catalog.children(email.doc_id)
     assert box.options[:2] == ["✉ Fake email with attachment", "\u2003└ 📄 fake-attachment.txt"]
-    view = "\n".join(m.value for m in at.markdown)
-    assert "**Type:** Email Conversation" in view and "## Message 1" in view
+    view = view_of(at)
+    assert "<strong>Type:</strong> Email Conversation" in view and "<h2>Message 1</h2>" in view
     # links to archive files select their document on this page
-    assert f"[fake-attachment.txt](?doc={child}) ([View](?doc={child}))" in view
-    assert f"[Download Original](?doc={email.doc_id})" in view
+    assert (f'<a href="?doc={child}" target="_self">fake-attachment.txt</a> '
+            f'(<a href="?doc={child}" target="_self">View</a>)') in view
+    assert f'<a href="?doc={email.doc_id}" target="_self">Download Original</a>' in view
     at.button(key=f"archive-go-{child}").click().run()  # the thread navigator
     assert not at.exception, at.exception
     assert at.selectbox(key="archive_doc").value == child
-    view = "\n".join(m.value for m in at.markdown)
-    assert view.startswith("# fake\\-attachment.txt") or "# fake-attachment.txt" in view
+    assert "<h1>fake-attachment.txt</h1>" in view_of(at)
     assert_no_html(at)
 
 
@@ -127,10 +140,10 @@ def test_chat_citation_offers_view_and_download(hostile_ws):
     assert view_buttons
     view_buttons[0].click().run()
     assert not at.exception, at.exception
-    views = [m for m in at.markdown if "## Content" in m.value]
-    assert views and all(m.proto.allow_html is False for m in at.markdown)
-    assert "[Download Original]" in views[0].value
-    assert "](" not in views[0].value  # archive-relative links would be dead here: text only
+    view = view_of(at)  # opened at the cited passage: its section, then the passage
+    assert "<h2>Content</h2>" in view and "quarterly ledger closes" in view
+    assert all(m.proto.allow_html is False for m in at.markdown)
+    assert "<a " not in view  # archive-relative links would be dead here: text only
 
 
 def test_doc_query_parameter_selects_the_document(hostile_ws):
@@ -143,4 +156,4 @@ def test_doc_query_parameter_selects_the_document(hostile_ws):
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key="archive_doc").value == ids["ledger.txt"]
-    assert any("quarterly ledger closes" in m.value for m in at.markdown)
+    assert "quarterly ledger closes" in view_of(at)

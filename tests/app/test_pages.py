@@ -62,12 +62,16 @@ def test_dashboard_gives_a_next_step_asked_on_the_chat_page(demo_ws, monkeypatch
     question asked."""
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.text_input(key="dashboard_q").input("When does the Postgres 16 migration finish?")
+    before = {c.conversation_id for c in Workbench(demo_ws).chats.list()}
+    at.text_input(key="dashboard_q").input("What is our #1 priority?")
     at.button[0].click().run()
     assert not at.exception, at.exception
     history = at.session_state["chat_history"]
-    assert history[0][0] == "When does the Postgres 16 migration finish?"
+    assert [q for q, _ in history] == ["What is our #1 priority?"]  # asked once
     assert "[1]" in history[0][1]["answer"]
+    made = [c for c in Workbench(demo_ws).chats.list() if c.conversation_id not in before]
+    assert len(made) == 1
+    Workbench(demo_ws).chats.delete(made[0].conversation_id)  # the module's workspace, as found
 
 
 @pytest.mark.parametrize("page", PAGES)
