@@ -77,7 +77,8 @@ def test_create_report_open_citation_export_markdown(reports_server, page):
         main.get_by_role("heading", name=re.compile(re.escape(header))).first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "reports-01-written.png"), full_page=True)
 
-    # open citation [1] of the first part that has one: its passage shows as code
+    # open citation [1] of the first part that has one: its supporting sentence is highlighted
+    # (as code) inside the chunk, as on the Chat page
     report = Workbench(workspace).reports.list()[0]
     parts = Workbench(workspace).reports.get(report.report_id).parts
     first = next(p for p in parts if p.current and p.current.cited_ids())
@@ -86,8 +87,11 @@ def test_create_report_open_citation_export_markdown(reports_server, page):
     page.locator(f".st-key-cite-{first.part_id}-1 button").first.click()
     passage = page.get_by_test_id("stCode").first
     passage.wait_for(timeout=120_000)
-    words = source.chunkText.split()[:6]
-    assert " ".join(words) in " ".join(passage.inner_text().split())
+    assert source.passages, "the part's sources record their supporting sentences"
+    earliest = min(source.passages, key=lambda p: p.start)
+    shown = " ".join(passage.inner_text().split())
+    assert " ".join(earliest.text.split()[:6]) in shown
+    assert shown in " ".join(source.chunkText.split())  # a piece of the chunk, highlighted
     page.get_by_role("link", name=re.compile("View")).first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "reports-02-citation.png"), full_page=True)
 
