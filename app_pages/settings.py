@@ -127,6 +127,12 @@ if st.button("Save settings", type="primary", disabled=not changed, key="save_se
         st.session_state.pop("connection_check", None)
         st.rerun()  # app.py opens a Workbench for the new settings
 
+# The outcome of "Re-process now" is shown on the rerun that follows it: in the run of the
+# click the warning above the button was already drawn with the count from before.
+reprocessed = st.session_state.pop("settings_reprocessed", None)
+if reprocessed:
+    done_right = not reprocessed["still_stale"] and not reprocessed["failed"]
+    (st.success if done_right else st.warning)(reprocessed["message"])
 stale_now = stale(current)
 if stale_now.any and not changed:
     st.warning(f"{stale_now.documents:,} documents were made with other settings than these "
@@ -134,5 +140,6 @@ if stale_now.any and not changed:
     if st.button("Re-process now", key="settings_reprocess"):
         outcome = reprocess_with_progress(wb, "Re-processing…")
         if outcome is not None:
-            counts = ", ".join(f"{v} {k}" for k, v in outcome.totals.items())
-            st.success(f"Re-processed in {outcome.seconds:.1f} s: {counts}")
+            st.session_state["settings_reprocessed"] = (
+                wb.maintenance.reprocess_summary(outcome).model_dump())
+            st.rerun()

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from ragbench.config import Settings
 from ragbench.ingest.versioning import (
+    ReprocessReport,
     model_id_of,
     settings_changes,
     signature_from_columns,
@@ -111,6 +112,47 @@ def stale_report(catalog: Catalog, settings: Settings) -> StaleReport:
         current={"ingest_version": CURRENT_INGEST_VERSION, "chunk_size": settings.chunk_size,
                  "chunk_overlap": settings.chunk_overlap, "embedding_model": model},
     )
+
+
+class ReprocessSummary(BaseModel):
+    """A finished re-process in documents, with the stale count taken *after* the run."""
+
+    reprocessed: int = Field(description="stale top-level documents redone")
+    attachments: int = Field(description="their attachments, redone with them")
+    stale_before: int
+    failed: int = Field(description="stale documents that failed or had no original")
+    still_stale: int = Field(description="top-level documents stale after the run")
+    total_documents: int
+    seconds: float
+    message: str
+
+
+def reprocess_summary(report: ReprocessReport, after: StaleReport) -> ReprocessSummary:
+    """Summarize a finished re-process in documents: how many of the stale documents were
+    redone (their attachments counted apart), how many failed, and how many are stale *now*.
+
+    `report.totals` mixes units (every stored file, attachments included, against the
+    top-level documents that were stale *before* the run), so "26 reprocessed, 22 stale"
+    read as if 22 were still stale; `after` is a fresh `stale_report` taken after the run.
+    """
+    done = [r for r in report.results if r.status == "reprocessed"]
+    top = sum(1 for r in done if r.parent_doc_id is None)
+    attachments = len(done) - top
+    failed = sum(1 for r in report.results if r.status == "failed" and r.parent_doc_id is None)
+    failed += len(report.not_reprocessable)
+    before = len(report.stale)
+    parts = [f"Re-processed {top:,} of {before:,} stale document{'' if before == 1 else 's'}"
+             + (f" (and {attachments:,} attachment{'' if attachments == 1 else 's'})"
+                if attachments else "")
+             + f" in {report.seconds:.1f} s"]
+    if failed:
+        parts.append(f"{failed:,} could not be re-processed")
+    parts.append(f"{after.documents:,} of {after.total_documents:,} documents still stale"
+                 if after.any else "no document is stale now")
+    return ReprocessSummary(
+        reprocessed=top, attachments=attachments, stale_before=before, failed=failed,
+        still_stale=after.documents, total_documents=after.total_documents,
+        seconds=report.seconds, message="; ".join(parts) + ".")
 
 
 def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> ConnectionCheck:

@@ -29,10 +29,12 @@ from ragbench.ingest.versioning import ReprocessReport, StaleDocument, version_t
 from ragbench.maintenance.backfill import Backfiller, BackfillReport
 from ragbench.maintenance.status import (
     ConnectionCheck,
+    ReprocessSummary,
     StaleReport,
     check_endpoint,
     embedding_status,
     llm_status,
+    reprocess_summary,
     stale_report,
 )
 from ragbench.models import (
@@ -394,6 +396,12 @@ class MaintenanceArea(_Area):
         """Re-run ingest for every stale document from its original (see `Library.reprocess`)."""
         return self._wb.library_service.reprocess(target_version, dry_run, progress,
                                                   file_progress)
+
+    def reprocess_summary(self, report: ReprocessReport) -> ReprocessSummary:
+        """A finished `reprocess` in documents: redone, failed and how many are stale now
+        (a fresh count, not the report's before-the-run `totals["stale"]`).
+        """
+        return reprocess_summary(report, self.stale_report())
 
     def backfill(self, dry_run: bool = False) -> BackfillReport:
         """Fill chunk metadata derivable without re-parsing (`ragbench.maintenance.backfill`)."""

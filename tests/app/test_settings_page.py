@@ -1,0 +1,52 @@
+"""Settings page (AppTest), issue 16: after "Re-process now" the page still warned "22 documents
+were made with other settings" (the warning above the button was drawn before the click was
+handled) and reported "26 reprocessed, 22 stale" (files with attachments against the documents
+stale before the run). Now the outcome is shown on the rerun, counted in documents, and the
+warning is gone once nothing is stale."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ragbench.config import Settings, save_settings
+from ragbench.workbench import Workbench
+from tests.maintenance.test_reprocess_summary import MAIL
+
+from ..conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def stale_ws(tmp_path, monkeypatch):
+    """Three documents (one e-mail with an attachment) ingested with the default chunk size,
+    then settings.toml says 256: all three are stale for the app."""
+    src = tmp_path / "src"
+    (src / "team").mkdir(parents=True)
+    (src / "team" / "ledger.eml").write_bytes(MAIL)
+    (src / "team" / "plan.md").write_text("# Plan\n\n" + "The plan ships in May. " * 200)
+    (src / "team" / "notes.txt").write_text("Pricing stays flat this year. " * 120)
+    ws = tmp_path / "ws"
+    Workbench(ws, Settings()).library.ingest([src / "team"], lens="team", root=src)
+    save_settings(ws, Settings(chunk_size=256, chunk_overlap=32))
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
+    return ws
+
+
+def test_reprocess_now_clears_the_stale_warning(stale_ws):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    assert not at.exception, at.exception
+    at.switch_page("app_pages/settings.py").run()
+    assert not at.exception, at.exception
+    assert any("3 documents were made with other settings" in w.value for w in at.warning)
+    at.button(key="settings_reprocess").click().run()
+    assert not at.exception, at.exception
+    assert not [w.value for w in at.warning if "made with other settings" in w.value]
+    assert [s.value for s in at.success] == [
+        s.value for s in at.success if s.value.startswith("Re-processed 3 of 3 stale documents "
+                                                          "(and 1 attachment) in ")]
+    assert len(at.success) == 1 and at.success[0].value.endswith("; no document is stale now.")
+    assert not [b for b in at.button if b.key == "settings_reprocess"], "nothing left to redo"
+    assert Workbench(stale_ws).maintenance.stale_report().documents == 0
+    # the outcome is shown once: the next rerun shows neither it nor a warning
+    at.run()
+    assert not at.success and not at.warning
