@@ -22,18 +22,26 @@ offsets, and the lens authority order of specs/002 to say which side is the stro
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date
 from functools import lru_cache
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ragbench.graph.terms import parse_date, time_references
-from ragbench.lexical import TERM_STOPWORDS, WORD, stem, term_words
+from ragbench.lexical import (
+    STOPWORDS,
+    TERM_STOPWORDS,
+    WORD,
+    content_words,
+    stem,
+    term_words,
+)
 
 AUTHORITY = {
     "your-voice": 1, "business-framework": 2, "team-structured": 3, "team-conversational": 4,
@@ -63,6 +71,7 @@ _VALUE_WORDS = frozenset({
     "around", "below", "above", "under", "over", "least", "most", "than", "per", "seat",
     "priority", "number", "top", "one", "first", "expect", "expects", "expected", "plan",
     "planned", "target", "now", "probably", "honest", "estimate", "realistic", "earliest",
+    "roughly", "nearly", "circa",
     "age", "aged",  # what kind of figure ("aged 40 years"), like "year": not its subject
 })
 _VALUE_STEMS = frozenset(stem(w) for w in _VALUE_WORDS)
@@ -70,12 +79,22 @@ _NEGATION = re.compile(
     r"\b(not|never|won't|cannot|can't|isn't|aren't|doesn't|don't|no longer|"
     r"cancel(?:led|ed)|rejected)\b", re.I)
 _PRIORITY = re.compile(r"(#\s?1\b|number one|top priority|first priority)", re.I)
+_MONTH = (r"(?:(jan)(?:uary)?|(feb)(?:ruary)?|(mar)(?:ch)?|(apr)(?:il)?|(may)|(jun)e?|(jul)y?|"
+          r"(aug)(?:ust)?|(sep)(?:t|tember)?|(oct)(?:ober)?|(nov)(?:ember)?|(dec)(?:ember)?)\b")
+"""A month name, whole or abbreviated; the group that matched is the month's number."""
 _TIME_SPAN = re.compile(
     r"\b(?:Q[1-4]|H[12])\b(?:\s*(?:FY)?\s*[-/']?\s*(?:(?:19|20)\d\d|'\d\d))?|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{0,2},?\s*(?:19|20)\d\d|"
     r"\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(?:19|20)\d\d|"
     r"\b(?:19|20)\d\d(?:-\d{2}(?:-\d{2})?|\s*Q[1-4])?\b|"
-    r"\b(?:this|next|last|previous)\s+(?:quarter|month|year)\b", re.I)
+    r"\b(?:this|next|last|previous)\s+(?:quarter|month|year)\b|"
+    # a day without its year ("on May 12"): the year comes from the sentence or the chunk
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!\s*%)|"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}",
+    re.I)
+_MONTH_WORD = re.compile(_MONTH, re.I)
+_MONTH_RANGE = re.compile(_MONTH + r"\s*(?:to|through|until|-|\u2013)\s*$", re.I)
+_YEAR = re.compile(r"(?<![\d-])(?:19|20)\d\d(?![\d-])")
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s?(m|k|million|billion|bn)?\b", re.I)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 _COUNT = re.compile(r"(?<![\w.$#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.%-]|,\d)")
@@ -83,6 +102,30 @@ _RANGE = re.compile(r"(\$?\s?\d[\d,.]*\s?[mk%]?)\s*(?:to|-|–)\s*(\$?\s?\d[\d,.
 _APPROX = re.compile(r"(about|approximately|around|roughly|~|circa|nearly)\s*\$?\s*$", re.I)
 _LOWER = re.compile(r"(above|over|more than|at least|greater than|>)\s*\$?\s*$", re.I)
 _UPPER = re.compile(r"(below|under|less than|at most|fewer than|<)\s*\$?\s*$", re.I)
+
+
+class Value(NamedTuple):
+    """A date or an amount in a sentence: what it is, its interval, what it is about.
+
+    Indexable as the (kind, low, high, context) tuples the comparisons were written for.
+    """
+
+    kind: str
+    """A normalised period ("2026-Q3", "2026-05") or an amount kind ("$", "%", "count")."""
+    lo: float
+    hi: float
+    context: frozenset[str]
+    """Stems of the content words around the value (`_context_words`)."""
+    raw: str = ""
+    """The value as written ("Q3 2026", "$49"), for labels."""
+    start: int = 0
+    end: int = 0
+    words: tuple[tuple[str, str], ...] = ()
+    """The context as (stem, word as written) in sentence order, for labels."""
+    when: tuple[int, int] | None = None
+    """Amounts: the month interval of the period stated beside them ("10% in Q2 2026")."""
+    yearless: bool = False
+    """A day written without its year ("on May 12"), the year taken from around it."""
 
 
 class Claim(BaseModel):
@@ -97,8 +140,8 @@ class Claim(BaseModel):
     end: int
     subject: frozenset[str]
     milestones: frozenset[str]
-    periods: list[tuple[str, int, int, frozenset[str]]]
-    amounts: list[tuple[str, float, float, frozenset[str]]]
+    periods: list[Value]
+    amounts: list[Value]
     negated: bool
     priority: bool
     priority_subject: frozenset[str] = frozenset()
@@ -108,12 +151,33 @@ class Claim(BaseModel):
 
 
 class Finding(BaseModel):
-    """A potential contradiction: topic, type, the chunks with their spans, and a note."""
+    """A potential contradiction: topic, type, the chunks with their spans, and a note.
+
+    `topic` (key words) and `chunks` (one dict per side: chunk_id, doc_id, lens, span,
+    start_char, end_char, authority, and since issue 16 `value`, the disputed value as
+    written) are what answers and reports have always read. The fields after `note` say
+    what a reader needs first: what is disputed (`subject`, `values`, `title`), how strong
+    the finding is (`score`, 0..1, findings are returned best first) and which findings are
+    the same disagreement seen in other documents (`group`).
+    """
 
     topic: str
     type: str
     chunks: list[dict[str, Any]]
     note: str
+    title: str = ""
+    """"<subject>: <value> vs <value>", e.g. "Tidepool GA: Q3 2026 vs Q4 2026"."""
+    subject: str = ""
+    """What the values are about, in the words of the first side."""
+    values: list[str] = Field(default_factory=list)
+    """The disputed value of each side, in the order of `chunks`."""
+    score: float = 0.0
+    """How likely a real disagreement: type, precision of the values, how closely the two
+    contexts match, across lenses, and how many document pairs repeat it."""
+    group: str = ""
+    """Findings with the same `group` are one disagreement between other documents."""
+    support: int = 1
+    """How many findings (document pairs) share this finding's `group`."""
 
 
 def _period_interval(ref: str) -> tuple[int, int] | None:
@@ -192,8 +256,19 @@ def _context_words(sentence: str, start: int, end: int, window: int = WINDOW,
             lo = max(lo, b)
         elif a >= end:
             hi = min(hi, a)
-    before = _words(sentence[lo:start])[-window:]
-    after = _words(sentence[end:hi])[:window]
+    left, right = sentence[lo:start], sentence[end:hi]
+    if sentence.lstrip().startswith("|"):
+        # a cell's value is about its row's earlier cells, and at most the next cell
+        right = "|".join(right.split("|", 2)[:2])
+    else:
+        # in prose a clause ends the words about a value: "GA in Q4 2026, with a private beta
+        # over the summer" dates the GA, not the beta; "112%; most expansion comes from ..."
+        right = _CLAUSE_END.split(right, maxsplit=1)[0]
+        left = left.rsplit(";", 1)[-1]
+        if lo > 0:  # after another value, "and" starts this one's clause: "410 customers and
+            left = _AND.split(left)[-1]  # roughly 2,300 workspaces"
+    before = _words(left)[-window:]
+    after = _words(right)[:window]
     found: dict[str, str] = {}
     for word in before + after:
         w = word.lower()
@@ -213,7 +288,9 @@ def _context(sentence: str, start: int, end: int, window: int = WINDOW,
     return frozenset(_context_words(sentence, start, end, window, spans))
 
 
-_PLURAL = re.compile(r"\s+(?:[a-z]+\s+)?([a-z]+s|people|staff)\b")
+_AND = re.compile(r"[,;(]|\s(?:and|but|while|whereas)\s")
+_CLAUSE_END = re.compile(r"[,;()\u2014]|\s[-\u2013]\s|\s(?:and|but|while|whereas)\s")
+_PLURAL = re.compile(r"\s+(?:[a-z]+\s+){0,2}([a-z]+s|people|staff)\b")
 _NUMERIC_CELL = re.compile(r"\|\s*[~$]?\d[\d,.]*\s*%?\s*(?=\|)")
 
 
@@ -233,13 +310,12 @@ def _is_count(sentence: str, m: re.Match[str], value: float) -> bool:
     return bool(_PLURAL.match(sentence, m.end()))
 
 
-def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
-            ) -> list[tuple[str, float, float, frozenset[str]]]:
+def amounts(sentence: str, spans: list[tuple[int, int]] | None = None) -> list[Value]:
     """(kind, low, high, context) amounts: money, percentages, counts; ranges and bounds as
     intervals, "about"/"~" as +-6%. `spans`: the sentence's `_value_spans`, if known.
     """
     spans = _value_spans(sentence) if spans is None else spans
-    out: list[tuple[str, float, float, frozenset[str]]] = []
+    out: list[Value] = []
     # numbers inside dates ("31 December 2025", "Q4 2026") are not amounts
     taken: list[tuple[int, int]] = [m.span() for m in _dates(sentence)]
     for m in _RANGE.finditer(sentence):
@@ -249,8 +325,7 @@ def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
             scale_b = (re.search(r"[mk]$", b.strip(), re.I) or [None])[0]
             lo = _number(re.sub(r"[^\d.,]", "", a), scale_b)
             hi = _number(re.sub(r"[^\d.,]", "", b), scale_b)
-            out.append((kind, min(lo, hi), max(lo, hi), _context(sentence, *m.span(),
-                                                                 spans=spans)))
+            out.append(_value(kind, min(lo, hi), max(lo, hi), sentence, *m.span(), spans))
             taken.append(m.span())
     for kind, pattern in (("$", _MONEY), ("%", _PERCENT), ("count", _COUNT)):
         for m in pattern.finditer(sentence):
@@ -261,48 +336,126 @@ def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
                 continue
             before = sentence[max(0, m.start() - 16) : m.start()]
             lo, hi = value, value
-            if _APPROX.search(before):
+            start = m.start()
+            if approx := _APPROX.search(before):
                 lo, hi = value * 0.94, value * 1.06
-            elif _LOWER.search(before):
-                hi = float("inf")
-            elif _UPPER.search(before):
-                lo = float("-inf")
-            out.append((kind, lo, hi, _context(sentence, *m.span(), spans=spans)))
+            elif bound := _LOWER.search(before) or _UPPER.search(before):
+                lo, hi = ((value, float("inf")) if _LOWER.search(before)
+                          else (float("-inf"), value))
+                approx = bound
+            if approx:  # the qualifier belongs to the value as written ("below 5%")
+                start = max(0, m.start() - 16) + approx.start()
+            out.append(_value(kind, lo, hi, sentence, m.start(), m.end(), spans,
+                              raw=sentence[start:m.end()].strip()))
             taken.append(m.span())
     return out
 
 
-def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]]
-             ) -> list[tuple[str, int, int, frozenset[str]]]:
-    """Month intervals of the time references in a sentence, each with its context words."""
+def _value(kind: str, lo: float, hi: float, sentence: str, start: int, end: int,
+           spans: list[tuple[int, int]], raw: str | None = None) -> Value:
+    """A `Value` at `sentence[start:end]` with its context (as stems and as written)."""
+    words = _context_words(sentence, start, end, spans=spans)
+    return Value(kind, lo, hi, frozenset(words), raw or sentence[start:end].strip(), start, end,
+                 tuple(words.items()))
+
+
+def _year_of(sentence: str, at: int, chunk_years: Sequence[int], doc_date: date | None
+             ) -> int | None:
+    """The year of a day written without one ("on May 12"): the nearest year written in
+    the sentence, else the chunk's most frequent year, else the document's date.
+    """
+    years = [(abs(m.start() - at), int(m.group(0))) for m in _YEAR.finditer(sentence)]
+    if years:
+        return min(years)[1]
+    if chunk_years:
+        return Counter(chunk_years).most_common(1)[0][0]
+    return doc_date.year if doc_date else None
+
+
+def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]],
+             chunk_years: Sequence[int] = ()) -> list[Value]:
+    """Month intervals of the time references in a sentence, each with its context words.
+
+    A day written without its year ("on May 12") takes the year of the sentence or chunk,
+    so "May 12" and "May 12, 2026" are the same date written two ways, not a conflict.
+    """
     out = []
     for m in _dates(sentence):
-        refs, _ = time_references(m.group(0), doc_date)
+        text = m.group(0)
+        refs, _ = time_references(text, doc_date)
+        if not refs and not _YEAR.search(text) and (month := _MONTH_WORD.search(text)):
+            if month.group(0) == "may":
+                continue  # the verb, not the month
+            year = _year_of(sentence, m.start(), chunk_years, doc_date)
+            refs = [f"{year}-{month.lastindex:02d}"] if year else []
         for ref in refs:
             interval = _period_interval(ref)
             if interval:
-                out.append((ref, *interval, _context(sentence, *m.span(), spans=spans)))
+                lo, hi = interval
+                since = _MONTH_RANGE.search(sentence, 0, m.start())
+                if since and len(ref) == 7:  # "January to June 2026" is a range of months
+                    lo = min(lo, lo - lo % 12 + (since.lastindex or 1) - 1)
+                value = _value(ref, lo, hi, sentence, *m.span(), spans)
+                out.append(value._replace(yearless=not _YEAR.search(text)))
     # a bare year is context ("plans for 2026"), not a date that can disagree
     return [p for p in out if p[2] - p[1] < 11 or len(out) == 1]
+
+
+def _as_of(amount: Value, periods: Sequence[Value], sentence: str) -> Value:
+    """An amount with the period written right beside it ("10% in Q2 2026", "9% (Q4 2025)",
+    "FY2025 7.1%"): two figures for different periods are different facts, not a conflict.
+    """
+    best = None
+    for p in periods:
+        gap = (sentence[amount.end:p.start] if p.start >= amount.end
+               else sentence[p.end:amount.start])
+        if len(gap) <= 12 and not re.search(r"[;|]", gap) and len(_words(gap)) <= 2:
+            if best is None or len(gap) < best[0]:
+                best = (len(gap), p)
+    return amount._replace(when=(int(best[1].lo), int(best[1].hi))) if best else amount
+
+
+_BLOCK_START = re.compile(r"\s*(?:[-*+>#|\u2022]|\d+[.)]\s)")
+
+
+def unwrap(text: str) -> str:
+    """`text` with the line breaks of wrapped lines made spaces (same length, so offsets
+    hold): e-mails, PDFs and Markdown wrap sentences, and a sentence cut at a line end
+    loses what its value is about. A line continues the previous one when it starts in
+    lower case, or when the previous one ends in a comma or a function word ("in", "the");
+    table rows, list items and headings stay lines of their own.
+    """
+    lines = text.split("\n")
+    out = [lines[0]]
+    for prev, line in zip(lines, lines[1:], strict=False):
+        p, first = prev.rstrip(), line.lstrip()
+        last = p.rsplit(None, 1)[-1].lower() if p else ""
+        joined = (bool(p) and bool(first) and not p.lstrip().startswith(("|", "#"))
+                  and not _BLOCK_START.match(line)
+                  and (first[0].islower() or p.endswith(",") or last in STOPWORDS))
+        out.append((" " if joined else "\n") + line)
+    return "".join(out)
 
 
 def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
     """The comparable sentences of a chunk row (chunk_id, doc_id, root id, lens, text)."""
     out = []
-    text = chunk["text"]
+    text = unwrap(chunk["text"])
+    chunk_years = [int(y) for y in _YEAR.findall(text)]
     for m in _SENTENCE.finditer(text):
         sentence = m.group(0).strip()
         if len(sentence) < 12:
             continue
         spans = _value_spans(sentence)
-        periods = _periods(sentence, doc_date, spans)
-        amounts_ = amounts(sentence, spans)
+        periods = _periods(sentence, doc_date, spans, chunk_years)
+        amounts_ = [_as_of(a, periods, sentence) for a in amounts(sentence, spans)]
         ws = set(term_words(sentence))
         tokens = {t.lower() for t in _words(sentence)}
         if "general availability" in sentence.lower() or "generally available" in sentence.lower():
             tokens.add("ga")
-        subject = frozenset(w for w in ws if w not in _VALUE_WORDS and w not in _MILESTONES
-                            and not w.isdigit())
+        # as stems, so "finishing" and "finishes" are one subject word
+        subject = frozenset(stem(w) for w in ws if w not in _VALUE_WORDS
+                            and w not in _MILESTONES and not w.isdigit())
         # lower-case words matter only when values are compared (`_near`)
         common = _common_words(sentence) if periods or amounts_ else frozenset()
         if "ga" in tokens and (periods or amounts_):
@@ -336,23 +489,107 @@ def _near(x: frozenset[str], y: frozenset[str], common: frozenset[str]) -> bool:
             and bool(shared & (common | _MILESTONE_STEMS)))
 
 
-def _periods_conflict(a: Claim, b: Claim) -> bool:
-    """Both date the same thing (2+ shared words near the dates) and no interval overlaps."""
+def _pick(pairs: Sequence[tuple[Value, Value]], a: Claim, b: Claim) -> tuple[Value, Value] | None:
+    """The first pair of values about the same thing whose intervals do not overlap and that
+    do not name different targets (`_different_targets`): the disputed values.
+    """
+    for x, y in pairs:
+        if ((x.yearless or y.yearless) and max(x.hi - x.lo, y.hi - y.lo) > 0):
+            continue  # a day without its year against a quarter or a year: too loose
+        if (x.hi < y.lo or y.hi < x.lo) and not _different_targets(a.text, b.text,
+                                                                     x.context & y.context):
+            return x, y
+    return None
+
+
+def _periods_conflict(a: Claim, b: Claim) -> tuple[Value, Value] | None:
+    """Both date the same thing (2+ shared words near the dates) and no interval overlaps:
+    the two disputed dates.
+    """
     common = a.common | b.common
     pairs = [(x, y) for x in a.periods for y in b.periods if _near(x[3], y[3], common)]
-    return bool(pairs) and not _agree(a.periods, b.periods)
+    if not pairs or _agree(a.periods, b.periods):
+        return None
+    return _pick(pairs, a, b)
 
 
-def _amounts_conflict(a: Claim, b: Claim) -> bool:
-    """Amounts of one kind about the same thing (2+ shared words near them) never agree."""
+def _unit(sentence: str, value: Value) -> str | None:
+    """The stem of the word a count counts ("410 paying customers" -> "pay", "40 seconds" ->
+    "second"), None when no word follows.
+    """
+    m = re.match(r"\s+([A-Za-z][\w-]*)", sentence[value.end:])
+    return stem(m.group(1)) if m else None
+
+
+def _same_time(x: Value, y: Value) -> bool:
+    """Two amounts can be compared: neither is tied to a period, or their periods overlap."""
+    return x.when is None or y.when is None or (x.when[0] <= y.when[1] and y.when[0] <= x.when[1])
+
+
+def _amounts_conflict(a: Claim, b: Claim) -> tuple[Value, Value] | None:
+    """Amounts of one kind about the same thing (2+ shared words near them), for the same
+    period, that never agree: the two disputed amounts. "10% in Q2 2026" and "15% by Q4
+    2026" are two targets, not one figure stated twice.
+    """
     common = a.common | b.common
     pairs = [(x, y) for x in a.amounts for y in b.amounts
-             if x[0] == y[0] and _near(x[3], y[3], common)]
-    return bool(pairs) and not _agree(a.amounts, b.amounts)
+             if x[0] == y[0] and _same_time(x, y) and _near(x[3], y[3], common)
+             and (x.kind != "count" or None in (ux := _unit(a.text, x), uy := _unit(b.text, y))
+                  or ux == uy)]  # "70 minutes" and "40 seconds" count different things
+    if not pairs or _agree(a.amounts, b.amounts) or _share_a_figure(a.amounts, b.amounts):
+        return None
+    return _pick(pairs, a, b)
 
 
-def _agree(xs: Sequence[tuple[str, float, float, frozenset[str]]],
-           ys: Sequence[tuple[str, float, float, frozenset[str]]]) -> bool:
+_NAME_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def _modifiers(text: str, shared: frozenset[str]) -> dict[str, set[str]]:
+    """For each shared context stem, the names written right before it ("Frankfurt region",
+    "US data region", "Postgres 16 migration"): capitalised words or acronyms, a number in
+    between skipped, no punctuation in between (a table cell boundary is not a modifier).
+    """
+    found: dict[str, set[str]] = {}
+    tokens = list(_NAME_WORD.finditer(text))
+    for i, tok in enumerate(tokens):
+        s = stem(tok.group(0))
+        if s not in shared or i == 0:
+            continue
+        word = tokens[i - 1].group(0)
+        gap = text[tokens[i - 1].end():tok.start()]  # a version between: "Postgres 16 migration"
+        if (not re.fullmatch(r"\s+(?:\d[\d.]*\s+)?", gap) or not word[0].isupper()
+                or word.lower() in _VALUE_WORDS
+                or word.lower() in STOPWORDS or stem(word) in shared
+                or stem(word) in _MILESTONE_STEMS or word.lower() in _MILESTONES):
+            continue
+        found.setdefault(s, set()).add(word.lower())
+    return found
+
+
+def _different_targets(a: str, b: str, shared: frozenset[str]) -> bool:
+    """The two statements name different things with the same noun: "Frankfurt region" and
+    "US data region", "Postgres 16 migration" and "Workspace migration". A name on one side
+    that the other side also mentions anywhere is not a difference ("the Frankfurt region"
+    and "the region in Frankfurt").
+    """
+    ma, mb = _modifiers(a, shared), _modifiers(b, shared)
+    words_a = {w.lower() for w in _NAME_WORD.findall(a)}
+    words_b = {w.lower() for w in _NAME_WORD.findall(b)}
+    for s in ma.keys() & mb.keys():
+        if not ma[s] & mb[s] and not ma[s] & words_b and not mb[s] & words_a:
+            return True
+    return False
+
+
+def _share_a_figure(xs: Sequence[Value], ys: Sequence[Value]) -> bool:
+    """Both sentences state one exact figure alike ("9%" in "9% now, 15% target" and in
+    "10% in Q2 2026, baseline 9%"): they speak of several facts and agree on one, so the
+    other figures are different facts (a target, another period), not a disagreement.
+    """
+    return any(x.kind == y.kind and x.lo == x.hi == y.lo == y.hi for x in xs for y in ys)
+
+
+def _agree(xs: Sequence[Value], ys: Sequence[Value]) -> bool:
     """Some value of one side overlaps one of the other side with a context word in common.
 
     Agreement needs less evidence than conflict (one word, not two): contexts stop at the
@@ -375,16 +612,16 @@ def _about_same(a: Claim, b: Claim, min_shared: int) -> frozenset[str]:
     return shared
 
 
-def _kind(a: Claim, b: Claim) -> str | None:
-    """The conflict type of two sentences about the same thing, if any."""
-    if _periods_conflict(a, b):
-        return "date"
-    if _amounts_conflict(a, b):
-        return "number"
+def _kind(a: Claim, b: Claim) -> tuple[str, Value | None, Value | None] | None:
+    """The conflict type of two sentences about the same thing, with the disputed values."""
+    if dates := _periods_conflict(a, b):
+        return "date", *dates
+    if figures := _amounts_conflict(a, b):
+        return "number", *figures
     union = a.subject | b.subject
     if (a.negated != b.negated and min(len(a.subject), len(b.subject)) >= 4
             and len(a.subject & b.subject) >= 0.6 * len(union)):
-        return "negation"  # near-identical statements, one of them negated
+        return "negation", None, None  # near-identical statements, one of them negated
     return None
 
 
@@ -404,10 +641,13 @@ def _comparable(xs: list[Claim], ys: list[Claim]) -> Iterable[tuple[Claim, Claim
                 yield a, b
 
 
-def _side(c: Claim) -> dict[str, Any]:
-    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "lens": c.lens, "span": c.text,
+def _side(c: Claim, value: Value | None = None) -> dict[str, Any]:
+    side = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "lens": c.lens, "span": c.text,
             "start_char": c.start, "end_char": c.end,
             "authority": AUTHORITY.get(c.lens)}
+    if value is not None:
+        side["value"] = value.raw
+    return side
 
 
 def _note(kind: str, a: Claim, b: Claim) -> str:
@@ -424,12 +664,12 @@ def conflicts(
     chunks: Sequence[dict[str, Any]], min_shared: int = 2,
     pairs: Iterable[tuple[str, str]] | None = None, topic: str | None = None,
 ) -> list[Finding]:
-    """Conflicting statements between chunks of different documents.
+    """Conflicting statements between chunks of different documents, best first.
 
     `pairs` restricts the chunk pairs compared (e.g. graph neighbours in a large workspace);
-    by default every pair is compared. One finding per conflict type and chunk pair (the
-    first conflicting sentences); #1-priority claims are clustered into one finding.
-    `topic` keeps findings whose topic or spans mention it.
+    by default every pair is compared. One finding per conflict type and document pair (the
+    strongest conflicting sentences); #1-priority claims are clustered into one finding.
+    `topic` keeps findings about it (`matches_topic`: stems, so "pricing" finds "priced").
     """
     by_chunk: dict[str, list[Claim]] = {}
     for chunk in chunks:
@@ -441,19 +681,125 @@ def conflicts(
             if a.root_id == b.root_id:
                 continue
             shared = _about_same(a, b, min_shared)
-            kind = _kind(a, b) if shared else None
-            key = (kind or "", *sorted((a.doc_id, b.doc_id)))  # one per document pair
-            if not kind or key in findings:
+            found = _kind(a, b) if shared else None
+            if not found:
                 continue
-            findings[key] = Finding(topic=" ".join(sorted(shared)[:4]), type=kind,
-                                    chunks=[_side(a), _side(b)], note=_note(kind, a, b))
-    out = list(findings.values()) + _priority_findings(
+            kind, va, vb = found
+            key = (kind, *sorted((a.doc_id, b.doc_id)))  # one per document pair
+            finding = _finding(kind, a, b, va, vb, shared)
+            if key not in findings or finding.score > findings[key].score:
+                findings[key] = finding
+    out = _grouped(list(findings.values())) + _priority_findings(
         [c for cs in by_chunk.values() for c in cs if c.priority])
+    out = [f for f in out if f.score >= MIN_SCORE]
     if topic:
-        t = topic.lower()
-        out = [f for f in out
-               if t in f.topic or any(t in side.get("span", "").lower() for side in f.chunks)]
-    return sorted(out, key=lambda f: (f.type, f.topic))
+        out = [f for f in out if matches_topic(f, topic)]
+    return rank(out)
+
+
+def rank(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings best first: by score, then type and title (a stable order for ties)."""
+    return sorted(findings, key=lambda f: (-f.score, f.type, f.title or f.topic))
+
+
+def matches_topic(finding: Finding, topic: str) -> bool:
+    """Whether a finding is about `topic`: every content word of the topic, compared as
+    Snowball stems ("pricing" = "priced" = "price"), occurs in its topic, subject, values
+    or spans. A topic of stopwords only falls back to a plain substring test.
+    """
+    wanted = set(content_words(topic))
+    text = " ".join([finding.topic, finding.subject, finding.title, *finding.values,
+                     *(str(side.get("span") or "") for side in finding.chunks)])
+    if not wanted:
+        return topic.strip().lower() in text.lower()
+    return wanted <= set(content_words(text))
+
+
+MIN_SCORE = 0.3
+"""Findings scoring below this are not reported: a year against a day in a table header,
+a negation between two barely overlapping statements."""
+_TYPE_WEIGHT = {"priority": 0.9, "date": 0.8, "number": 0.8, "negation": 0.4}
+
+
+def _precision(value: Value) -> float:
+    """How exactly a value is stated: a day or month 1.0 (0.8 without its year), a quarter
+    0.9, a half 0.8, a year 0.5; an exact amount 1.0, "about" 0.9, a bound ("below 5%") 0.8.
+    """
+    if value.yearless:
+        return 0.8
+    if value.kind[:1].isdigit():
+        months = value.hi - value.lo + 1
+        return 1.0 if months <= 1 else 0.9 if months <= 3 else 0.8 if months <= 6 else 0.5
+    if math.isinf(value.lo) or math.isinf(value.hi):
+        return 0.8
+    return 1.0 if value.lo == value.hi else 0.9
+
+
+def _score(kind: str, a: Claim, b: Claim, va: Value | None, vb: Value | None) -> float:
+    """Type weight x precision of the two values x how closely their contexts match (the
+    share of context words in common), a little less within one lens.
+    """
+    score = _TYPE_WEIGHT.get(kind, 0.5)
+    if va is not None and vb is not None:
+        score *= min(_precision(va), _precision(vb))
+        union = (va.context | vb.context) - _GENERIC_CONTEXT
+        score *= 0.6 + 0.4 * len((va.context & vb.context) - _GENERIC_CONTEXT) / (len(union) or 1)
+    else:
+        score *= 0.6 + 0.4 * len(a.subject & b.subject) / (len(a.subject | b.subject) or 1)
+    return score * (1.0 if a.lens != b.lens else 0.85)
+
+
+def _written(text: str, stems: frozenset[str], limit: int = 4) -> str:
+    """Up to `limit` words of `text` whose stems are `stems`, lower-cased, sorted: a topic in
+    the words of the statement ("ga tidepool"), as findings have always been keyed.
+    """
+    words = {stem(w): w.lower() for w in reversed(_words(text)) if stem(w) in stems}
+    words |= {s: s for s in stems - words.keys()}  # "ga" from "general availability"
+    return " ".join(sorted(words.values())[:limit])
+
+
+def _subject(va: Value | None, vb: Value | None, shared: frozenset[str], text: str) -> str:
+    """What the values are about, in the words of the first side as written, in order."""
+    if va is None or vb is None:
+        return _written(text, shared)
+    common = (va.context & vb.context) - _GENERIC_CONTEXT
+    words = [("GA" if s == "ga" else w) for s, w in va.words if s in common]
+    return " ".join(words) or " ".join(sorted(shared)[:4])
+
+
+def _finding(kind: str, a: Claim, b: Claim, va: Value | None, vb: Value | None,
+             shared: frozenset[str]) -> Finding:
+    """One finding: the more authoritative side first (specs/002 order), labelled by what is
+    disputed and each side's value.
+    """
+    if AUTHORITY.get(b.lens, 99) < AUTHORITY.get(a.lens, 99):
+        a, b, va, vb = b, a, vb, va
+    subject = _subject(va, vb, shared, a.text)
+    if va is not None and vb is not None:
+        values = [va.raw, vb.raw]
+        key = sorted(v.kind if v.kind[:1].isdigit() else f"{v.kind}{v.lo:g}-{v.hi:g}"
+                     for v in (va, vb))
+    else:
+        values = ["negated" if a.negated else "affirmed", "negated" if b.negated else "affirmed"]
+        key = []
+    stems = sorted((va.context & vb.context) - _GENERIC_CONTEXT if va and vb else shared)
+    return Finding(
+        topic=_written(a.text, shared), type=kind, chunks=[_side(a, va), _side(b, vb)],
+        note=_note(kind, a, b), subject=subject, values=values,
+        title=f"{subject}: {values[0]} vs {values[1]}" if va is not None
+        else f"{subject}: one side negates the other",
+        score=round(_score(kind, a, b, va, vb), 3), group="|".join([kind, *stems, *key]))
+
+
+def _grouped(findings: list[Finding]) -> list[Finding]:
+    """Findings with the same group (one disagreement seen in several document pairs): each
+    learns how many there are, and repetition adds to its score (at most +0.2).
+    """
+    sizes = Counter(f.group for f in findings)
+    return [f.model_copy(update={
+        "support": sizes[f.group],
+        "score": round(min(1.0, f.score + 0.04 * min(sizes[f.group] - 1, 5)), 3)})
+        for f in findings]
 
 
 # words beside a #1-priority marker that do not name the priority (compared as stems)
@@ -485,7 +831,7 @@ def _priority_findings(found: list[Claim]) -> list[Finding]:
     if len(sides) < 2:
         return []
     sides.sort(key=len, reverse=True)
-    labels = []
+    labels, names = [], []
     chunks_out: list[dict[str, Any]] = []
     for members in sides:
         words_here = Counter(w for i in members for w in subjects[i])
@@ -495,13 +841,21 @@ def _priority_findings(found: list[Claim]) -> list[Finding]:
                 forms.setdefault(w, Counter())[found[i].priority_words.get(w, w)] += 1
         label = " ".join(forms[w].most_common(1)[0][0] for w, _ in words_here.most_common(3))
         labels.append(f"{label} ({len(members)} statements)")
+        names.append(label)
         seen: set[str] = set()
         for i in members:
             if found[i].chunk_id not in seen:
                 seen.add(found[i].chunk_id)
-                chunks_out.append({**_side(found[i]), "side": label})
+                chunks_out.append({**_side(found[i]), "side": label, "value": label})
+    documents = {side["doc_id"] for side in chunks_out}
+    lenses = {side["lens"] for side in chunks_out}
+    score = _TYPE_WEIGHT["priority"] * (1.0 if len(lenses) > 1 else 0.85)
     return [Finding(topic="#1 priority", type="priority", chunks=chunks_out,
-                    note="sources name different #1 priorities: " + " vs ".join(labels))]
+                    note="sources name different #1 priorities: " + " vs ".join(labels),
+                    subject="#1 priority", values=names,
+                    title="#1 priority: " + " vs ".join(names),
+                    score=round(min(1.0, score + 0.02 * min(len(documents) - 2, 5)), 3),
+                    group="priority|" + "|".join(sorted(names)), support=len(documents) - 1)]
 
 
 def spec_findings(chunks: Sequence[dict[str, Any]],
