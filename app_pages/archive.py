@@ -1,5 +1,6 @@
 """Archive: documents as a tree (email threads with their attachments), each one's Markdown view
-and its original for download. UI only; everything comes from `Workbench.archive_*`.
+and its original for download; an e-mail with replies shows its whole thread (every message in
+date order, this one marked) or itself alone. UI only; everything comes from `Workbench.archive_*`.
 
 Document text is untrusted: views are rendered with `st.markdown` *without* unsafe_allow_html
 (Streamlit then escapes HTML), and ragbench escapes document text in the views it writes.
@@ -36,6 +37,7 @@ def archive_index(workspace: str, fingerprint: str, _wb) -> dict[str, Any]:  # n
                     for uri in (d.archive_browse_uri, d.archive_download_uri) if uri},
         "labels": {d.doc_id: label(depth, d) for depth, d in entries},
         "unbuilt": sum(1 for _, d in entries if not d.archive_browse_uri),
+        "threads": _wb.archive.threads(),  # e-mails with replies: doc id → thread, by date
         "total": len(entries),
     }
 
@@ -127,7 +129,24 @@ with col_view:
                 file_name=sanitize_name(doc.file_name),
             )
     raw = actions[1].toggle("Show Markdown source", key="archive_raw")
-    if doc.archive_browse_uri:
+    thread_ids = index["threads"].get(doc.doc_id, [])
+    whole_thread = False
+    if thread_ids:  # a message with replies (or a reply): the thread is the default view
+        choices = [f"Whole thread ({len(thread_ids)} messages)", "This message only"]
+        whole_thread = st.radio(
+            "Show", choices, horizontal=True, key=f"archive_thread_{doc.doc_id}",
+            index=1 if st.query_params.get("view") == "message" else 0) == choices[0]
+    if whole_thread:
+        view = wb.archive.thread_view(doc.doc_id) or ""
+        with st.container(height=640, border=True):
+            if raw:
+                st.code(view, language="markdown", wrap_lines=True)
+            else:  # a message's link opens its own view; every other link stays as it is
+                members = {uri: f"?doc={d}&view=message" for uri, t in targets.items()
+                           if (d := t.removeprefix("?doc=")) in thread_ids}
+                st.html(view_html(view, doc.archive_browse_uri or "",
+                                  lambda uri: members.get(uri) or targets.get(uri)))
+    elif doc.archive_browse_uri:
         try:
             view = wb.archive.text(doc.archive_browse_uri)
         except RagbenchError as e:

@@ -4,7 +4,8 @@ The header block (From/To/Cc/Date/Subject, RFC 2047 words decoded) comes first, 
 in each `multipart/alternative` the plain part is preferred and an HTML-only body is rendered
 by the HTML parser. Undecodable bytes become U+FFFD instead of failing. Every part with a
 filename (inline images included), every non-text leaf and every attached message becomes a
-`RawAttachment` for the caller to parse as a child document.
+`RawAttachment` for the caller to parse as a child document. The metadata keeps the thread
+links (`message_id`, `in_reply_to`, `references`) the archive groups a thread's messages by.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import codecs
 import email
 import logging
 import mimetypes
+import re
 from email import policy
 from email.header import decode_header, make_header
 from email.message import Message
@@ -33,6 +35,7 @@ logger = logging.getLogger(__name__)
 HEADERS: tuple[str, ...] = ("From", "To", "Cc", "Date", "Subject")
 _METADATA = {"subject": "Subject", "from": "From", "to": "To", "cc": "Cc", "date": "Date",
              "message_id": "Message-ID"}
+_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 
 def _message(data: bytes) -> Message:
@@ -56,6 +59,25 @@ def header(msg: Message, name: str) -> str:
             except Exception:  # keep the raw text rather than nothing
                 return " ".join(str(raw).split())
     return ""
+
+
+def message_ids(value: str) -> list[str]:
+    """The `<id@host>` message ids in a header value, in order, without repeats."""
+    return list(dict.fromkeys(_MESSAGE_ID.findall(value or "")))
+
+
+def thread_headers(msg: Message) -> dict[str, str | list[str]]:
+    """`in_reply_to` (the parent's id) and `references` (the thread's ids, oldest first), as
+    far as the message has them: the archive groups a thread's messages by these links.
+    """
+    found: dict[str, str | list[str]] = {}
+    parents = message_ids(header(msg, "In-Reply-To"))
+    if parents:
+        found["in_reply_to"] = parents[0]
+    references = message_ids(header(msg, "References"))
+    if references:
+        found["references"] = references
+    return found
 
 
 def _decode(payload: bytes, charset: str | None) -> str:
@@ -163,7 +185,8 @@ def parse(data: bytes) -> ParsedDocument:
     attachments = _attachments(msg, [])
     if not builder.blocks and not attachments:
         raise EmptyDocumentError("empty email: no headers, no body and no attachments")
-    metadata = {key: header(msg, name) for key, name in _METADATA.items()}
-    metadata = {key: value for key, value in metadata.items() if value}
+    metadata: dict[str, str | list[str]] = {
+        key: value for key, name in _METADATA.items() if (value := header(msg, name))}
+    metadata.update(thread_headers(msg))
     return builder.build("eml", title=values["Subject"] or None, metadata=metadata,
                          attachments=attachments)

@@ -321,6 +321,22 @@ class ArchiveArea(_Area):
         """An archived original by its `archive_download_uri` (confined to the archive)."""
         return self._wb.archive_folder.read_bytes(uri)
 
+    def threads(self) -> dict[str, list[str]]:
+        """E-mail threads: doc id → its thread's doc ids in date order, for messages with
+        replies (`ragbench.archive.threads`: Message-ID links, subject as a fallback).
+        """
+        from ragbench.archive.threads import email_threads
+
+        return email_threads(self._wb.catalog)
+
+    def thread_view(self, doc_id: str) -> str | None:
+        """The whole thread of e-mail `doc_id` as one Markdown view, the message marked (None
+        when it is no stored e-mail); links are relative to its own `archive_browse_uri`.
+        """
+        from ragbench.archive.threads import thread_markdown
+
+        return thread_markdown(self._wb.catalog, doc_id)
+
 
 class MaintenanceArea(_Area):
     """Consistency, versions, re-processing, backfill, backend status and model warm-up."""

@@ -157,3 +157,51 @@ def test_doc_query_parameter_selects_the_document(hostile_ws):
     assert not at.exception, at.exception
     assert at.selectbox(key="archive_doc").value == ids["ledger.txt"]
     assert "quarterly ledger closes" in view_of(at)
+
+
+def test_email_thread_shows_every_message_in_one_view(tmp_path, monkeypatch):
+    """Issue 16: a reply is a document of its own, so its view said "Messages: 1". The view of
+    any message of a thread now shows the whole thread in date order, this message marked,
+    with links to each message's own view; "This message only" shows the message alone."""
+    from tests.archive.test_threads import THREAD
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, data in THREAD.items():
+        (src / name).write_bytes(data)
+    ws = tmp_path / "ws"
+    wb = Workbench(ws, Settings())
+    wb.library.ingest([src], root=src)
+    ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/archive.py")
+    at.query_params["doc"] = ids["re-budget-late.eml"]
+    at.run()
+    assert not at.exception, at.exception
+    view = view_of(at)
+    assert "<strong>Messages:</strong> 3" in view
+    assert re.findall(r"<h2>Message (\d)( \(this message\))?</h2>", view) == [
+        ("1", ""), ("2", ""), ("3", " (this message)")]
+    assert view.index("travel is capped") < view.index("raise travel") < view.index("Agreed on")
+    hrefs = set(re.findall(r'href="([^"]*)"', view))
+    assert f"?doc={ids['budget.eml']}&amp;view=message" in hrefs
+    assert f"?doc={ids['re-budget.eml']}&amp;view=message" in hrefs
+    assert_no_html(at)
+    # the message alone: its own archive view (one message, its own body only)
+    radio = at.radio(key=f"archive_thread_{ids['re-budget-late.eml']}")
+    radio.set_value("This message only").run()
+    assert not at.exception, at.exception
+    alone = view_of(at)
+    assert "<strong>Messages:</strong> 1" in alone and "raise travel" not in alone
+    # a link of the thread view opens that message's own view
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/archive.py")
+    at.query_params["doc"] = ids["budget.eml"]
+    at.query_params["view"] = "message"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="archive_doc").value == ids["budget.eml"]
+    assert "<strong>Messages:</strong> 1" in view_of(at)
