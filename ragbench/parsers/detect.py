@@ -172,6 +172,11 @@ def detect_format(data: bytes, filename: str) -> str:
                                                    b"s\x00t\x00g\x00_\x001\x000\x00" in data):
         raise _unsupported(filename, "an Outlook message (.msg, OLE compound file; save it as "
                                      ".eml to ingest it, no offline .msg reader is installed)")
+    if ext == ".msg":  # named like an Outlook message but not one: say so, do not guess
+        raise UnsupportedFormatError(
+            f"cannot parse {filename}: not an Outlook .msg message (no OLE compound file "
+            f"signature D0 CF 11 E0) and .msg is no other supported format "
+            f"({supported_formats_message()})")
     for magic, what in _MAGIC:
         if data.startswith(magic) and (binary or magic not in _WEAK_MAGIC):
             raise _unsupported(filename, f"a {what}")
