@@ -1,9 +1,14 @@
-"""Dashboard: what the workspace holds, whether it is current, and what happened lately."""
+"""Dashboard: what the workspace holds, whether it is current, what happened lately, and a
+next step: ask, write a report, or look at where the sources disagree most.
+"""
 
 import pandas as pd
 import streamlit as st
 
 from app_pages.common import reprocess_with_progress, workbench
+from ragbench.workbench.presentation import bars_spec, distinct_findings, md_escape, side_label
+
+TOP_DISAGREEMENTS = 3
 
 wb = workbench()
 st.title("Dashboard")
@@ -46,6 +51,58 @@ elif stats["documents"]:  # the next step: ask, or write a report
         st.switch_page("app_pages/chat.py")
     if write:
         st.switch_page("app_pages/reports.py")
+    if st.session_state.pop("dashboard_to_graph", False):
+        st.switch_page("app_pages/graph.py")
+
+
+@st.cache_data(max_entries=10, show_spinner=False)
+def disagreements(workspace: str, fingerprint: str, settings_hash: str, _wb) -> list:  # noqa: ANN001
+    """Every contradiction finding, ranked; recomputed only when the catalog changed."""
+    return _wb.graph.contradictions()
+
+
+def open_in_graph(findings: list) -> None:
+    """The Context graph page, on its Contradictions tab, with these findings listed."""
+    st.session_state["contradictions"] = findings
+    st.session_state["graph_tab"] = "Contradictions"
+    st.session_state["dashboard_to_graph"] = True
+
+
+def ask_about(subject: str) -> None:
+    """The Chat page asks what the sources say about a disputed subject."""
+    st.session_state["chat_question"] = f"What do the sources say about {subject}?"
+
+
+# --- top disagreements -----------------------------------------------------------------------
+if stats["documents"]:
+    st.subheader("Top disagreements")
+    try:
+        with st.spinner("Comparing statements across sources…"):
+            found = disagreements(str(wb.workspace), wb.library.fingerprint(),
+                                  wb.settings.settings_hash(), wb)
+    except Exception as e:  # noqa: BLE001 - shown as a message, not a traceback
+        st.error(f"Contradictions are unavailable: {e}")
+        found = []
+    top = distinct_findings(found, TOP_DISAGREEMENTS)
+    if not top:
+        st.caption("No disagreement found between the sources.")
+    for n, f in enumerate(top, 1):
+        with st.container(border=True):
+            st.markdown(f"**{n}. {md_escape(f.title or f.topic)}**")
+            sides = f.chunks[:2]
+            if any(side.get("side") for side in f.chunks):  # grouped positions (#1 priority)
+                sides = list({s.get("side"): s for s in reversed(f.chunks)}.values())[::-1][:4]
+            for side in sides:
+                says = f" says {side['value']}" if side.get("value") else ""
+                st.markdown(md_escape(f"{side_label(side)}{says}"))
+            b1, b2, _ = st.columns([2, 2, 3])
+            b1.button("See in Context graph", key=f"dash_contra_graph_{n}",
+                      on_click=open_in_graph, args=(found,))
+            b2.button("Ask about it", key=f"dash_contra_ask_{n}", on_click=ask_about,
+                      args=(f.subject or f.topic,))
+    if len(found) > len(top):
+        st.caption(f"{len(found)} potential contradictions in all "
+                   f"({len(distinct_findings(found))} distinct disagreements).")
 
 # --- staleness -------------------------------------------------------------------------------
 stale = view["stale"]
@@ -87,12 +144,13 @@ if stats["chunks"]:
         st.subheader("Per lens")
         per_lens = pd.DataFrame.from_dict(stats["per_lens"], orient="index")
         per_lens.index.name = "lens"
-        st.bar_chart(per_lens[["chunks"]], horizontal=True, height=220)
+        st.vega_lite_chart(bars_spec(per_lens["chunks"].to_dict(), "lens", "chunks"),
+                           width="stretch")
         st.dataframe(per_lens, width="stretch")
     with right:
         st.subheader("Per chunk type")
-        per_type = pd.Series(stats["per_chunk_type"], name="chunks").rename_axis("chunk_type")
-        st.bar_chart(per_type, horizontal=True, height=220)
+        st.vega_lite_chart(bars_spec(stats["per_chunk_type"], "chunk type", "chunks"),
+                           width="stretch")
         per_format = pd.Series(stats["per_format"], name="documents").rename_axis("format")
         st.dataframe(per_format, width="stretch")
 
@@ -140,7 +198,6 @@ else:
     gcols[3].metric("Density", f"{float(graph.get('density', 0.0)):.4f}")
     edge_types = graph.get("edge_types") or {}
     if edge_types:
-        st.bar_chart(pd.Series(edge_types, name="edges").rename_axis("edge type"),
-                     horizontal=True, height=220)
+        st.vega_lite_chart(bars_spec(edge_types, "edge type", "edges"), width="stretch")
     elif not graph.get("nodes"):
         st.caption("The graph is empty: it is built as documents are ingested.")

@@ -839,7 +839,10 @@ def _priority_findings(found: list[Claim]) -> list[Finding]:
         for i in members:
             for w in subjects[i]:
                 forms.setdefault(w, Counter())[found[i].priority_words.get(w, w)] += 1
-        label = " ".join(forms[w].most_common(1)[0][0] for w, _ in words_here.most_common(3))
+        words = [forms[w].most_common(1)[0][0] for w, _ in words_here.most_common(3)]
+        first = found[members[0]].text.lower()  # in the order a statement writes them
+        words.sort(key=lambda w: first.find(w.lower()) % (len(first) + 1))
+        label = " ".join(words)
         labels.append(f"{label} ({len(members)} statements)")
         names.append(label)
         seen: set[str] = set()
@@ -855,7 +858,7 @@ def _priority_findings(found: list[Claim]) -> list[Finding]:
                     subject="#1 priority", values=names,
                     title="#1 priority: " + " vs ".join(names),
                     score=round(min(1.0, score + 0.02 * min(len(documents) - 2, 5)), 3),
-                    group="priority|" + "|".join(sorted(names)), support=len(documents) - 1)]
+                    group="priority|" + "|".join(sorted(names)))]
 
 
 def spec_findings(chunks: Sequence[dict[str, Any]],

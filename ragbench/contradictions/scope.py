@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ragbench.contradictions.detector import Finding, conflicts, spec_findings
+from ragbench.contradictions.detector import Finding, conflicts, matches_topic, spec_findings
 from ragbench.graph.model import ContextGraph
 from ragbench.graph.terms import spec_key_terms
 from ragbench.store.catalog import Catalog
@@ -45,5 +45,22 @@ def find_contradictions(
     if include_spec:
         terms = {c: spec_key_terms(r["text"]) for c, r in rows.items()}
         spec = spec_findings(list(rows.values()), terms)
-        found += [f for f in spec if topic is None or topic.lower() in f.topic]
-    return found
+        found += [f for f in spec if topic is None or matches_topic(f, topic)]
+    return label_documents(catalog, found)
+
+
+def label_documents(catalog: Catalog, findings: list[Finding]) -> list[Finding]:
+    """Each side gets its document's `title`, `file_name` and `source_id`, so a reader sees
+    which documents disagree (chunk ids stay, for citations and details).
+    """
+    docs: dict[str, dict[str, str]] = {}
+    for f in findings:
+        for side in f.chunks:
+            doc_id = str(side.get("doc_id") or "")
+            if doc_id not in docs:
+                record = catalog.get_document(doc_id)
+                docs[doc_id] = ({"title": record.title or record.file_name,
+                                 "file_name": record.file_name, "source_id": record.source_id}
+                                if record else {})
+            side.update(docs[doc_id])
+    return findings

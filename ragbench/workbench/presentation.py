@@ -5,6 +5,9 @@ display helpers they need are re-exported here, so a page or a CLI command never
 a stage module. Nothing here touches a workspace.
 """
 
+from collections.abc import Sequence
+from typing import Any
+
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.anchors import ViewAnchor, anchor_in_view
@@ -12,8 +15,9 @@ from ragbench.archive.folder import sanitize_name as archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.ops import rewrite_links
 from ragbench.archive.render import view_html
+from ragbench.contradictions import Finding
 from ragbench.graph.model import EDGE_TYPES
-from ragbench.graph.view import ego_html
+from ragbench.graph.view import EDGE_COLOURS, ego_html, lens_colour
 from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS
 from ragbench.ingest.uploads import sanitize_name as upload_safe_name
 from ragbench.models import CHUNK_TYPES
@@ -34,9 +38,176 @@ from ragbench.reports import (
 from ragbench.retrieval import MODES
 
 __all__ = [
-    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "EDGE_TYPES", "MODES", "VERSION", "REPORT_FORMATS",
-    "REPORT_TEMPLATES", "ChatResponse", "GenerationOptions", "LensCoverage", "PartVersion",
+    "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
+    "MODES", "VERSION", "REPORT_FORMATS", "bars_spec", "distinct_findings", "ego_chart",
+    "lens_colour", "node_fields", "side_label", "REPORT_TEMPLATES", "ChatResponse", "Finding",
+    "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
     "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name", "ego_html",
     "md_escape", "rewrite_links", "view_html", "upload_safe_name",
 ]
+
+DEFAULT_EDGE_TYPES = ("SIMILAR_TO", "TOPIC_OVERLAP")
+"""Edge types a graph view starts with: meaning and shared key terms say most about how two
+passages relate; same lens, same source and shared periods link nearly everything."""
+
+
+def _short(text: str, limit: int = 32) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def ego_layout(ego: dict[str, Any], seed: int = 7) -> dict[str, tuple[float, float]]:
+    """Positions of an ego graph's nodes: a spring layout (stable for a seed), the chosen
+    chunk in the middle.
+    """
+    import networkx as nx
+
+    g = nx.Graph()
+    root = next((n["id"] for n in ego["nodes"] if n.get("hop_root")), None)
+    g.add_nodes_from(n["id"] for n in ego["nodes"])
+    g.add_weighted_edges_from((e["source"], e["target"], max(float(e["weight"]), 0.05))
+                              for e in ego["edges"])
+    if len(g) == 0:
+        return {}
+    fixed = {root: (0.0, 0.0)} if root is not None and len(g) > 1 else None
+    pos = nx.spring_layout(g, seed=seed, pos=fixed, fixed=[root] if fixed else None,
+                           k=1.6 / max(len(g), 1) ** 0.5)
+    return {str(k): (float(v[0]), float(v[1])) for k, v in pos.items()}
+
+
+def ego_chart(ego: dict[str, Any], height: int = 560) -> dict[str, Any]:
+    """A Vega-Lite spec drawing an ego graph (`ContextGraph.ego`): edges coloured by type,
+    nodes by lens, both with legends, labels in a readable size, the chosen chunk larger.
+
+    Nodes carry a point selection named "node" on the field "id": shown with
+    `st.vega_lite_chart(..., on_select="rerun")`, a click returns the chunk id. Document
+    text only ever goes into data values, which Vega draws as text (never HTML).
+    """
+    pos = ego_layout(ego)
+    nodes = []
+    for n in ego["nodes"]:
+        x, y = pos.get(n["id"], (0.0, 0.0))
+        name = str(n.get("source_name") or n.get("source_path") or n["id"])
+        nodes.append({
+            "id": n["id"], "x": x, "y": y, "lens": n.get("lens") or "(none)",
+            "label": _short(f"{name} #{n.get('chunk_index', '')}", 40),
+            "document": name, "chunk": str(n.get("chunk_index", "")),
+            "preview": _short(str(n.get("content_preview") or ""), 160),
+            "chosen": "chosen chunk" if n.get("hop_root") else "neighbour",
+        })
+    edges = [{"x": pos[e["source"]][0], "y": pos[e["source"]][1],
+              "x2": pos[e["target"]][0], "y2": pos[e["target"]][1],
+              "type": e["type"], "weight": round(float(e["weight"]), 3)}
+             for e in ego["edges"] if e["source"] in pos and e["target"] in pos]
+    lenses = sorted({n["lens"] for n in nodes})
+    types = [t for t in EDGE_TYPES if any(e["type"] == t for e in edges)]
+    # padding in pixels: room for a label centred on a node at the edge of the view
+    x_axis = {"axis": None, "scale": {"zero": False, "nice": False, "padding": 120}}
+    y_axis = {"axis": None, "scale": {"zero": False, "nice": False, "padding": 30}}
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "height": height,
+        "resolve": {"scale": {"color": "independent", "size": "independent"},
+                    "legend": {"color": "independent"}},
+        "config": {"view": {"stroke": None}, "legend": {"labelFontSize": 12,
+                                                       "titleFontSize": 12,
+                                                       "orient": "right"}},
+        "layer": [
+            {"data": {"values": edges},
+             "mark": {"type": "rule", "opacity": 0.6},
+             "encoding": {
+                 "x": {"field": "x", "type": "quantitative", **x_axis},
+                 "y": {"field": "y", "type": "quantitative", **y_axis},
+                 "x2": {"field": "x2"}, "y2": {"field": "y2"},
+                 "color": {"field": "type", "type": "nominal", "title": "Edge type",
+                           "scale": {"domain": types or list(EDGE_TYPES),
+                                     "range": [EDGE_COLOURS.get(t, "#999999")
+                                               for t in (types or list(EDGE_TYPES))]}},
+                 "strokeWidth": {"field": "weight", "type": "quantitative", "legend": None,
+                                 "scale": {"domain": [0, 1], "range": [1, 4]}},
+                 "tooltip": [{"field": "type", "title": "Edge"},
+                             {"field": "weight", "title": "Weight"}]}},
+            {"data": {"values": nodes},
+             "params": [{"name": "node", "select": {"type": "point", "fields": ["id"]}}],
+             "mark": {"type": "circle", "opacity": 1, "stroke": "#333333", "cursor": "pointer"},
+             "encoding": {
+                 "x": {"field": "x", "type": "quantitative", **x_axis},
+                 "y": {"field": "y", "type": "quantitative", **y_axis},
+                 "color": {"field": "lens", "type": "nominal", "title": "Lens (node colour)",
+                           "scale": {"domain": lenses,
+                                     "range": [lens_colour(lens) for lens in lenses]}},
+                 "size": {"field": "chosen", "type": "nominal", "legend": None,
+                          "scale": {"domain": ["chosen chunk", "neighbour"],
+                                    "range": [700, 220]}},
+                 "strokeWidth": {"condition": {"param": "node", "empty": False, "value": 3},
+                                 "value": 0.5},
+                 "tooltip": [{"field": "document", "title": "Document"},
+                             {"field": "chunk", "title": "Chunk"},
+                             {"field": "lens", "title": "Lens"},
+                             {"field": "preview", "title": "Text"}]}},
+            {"data": {"values": nodes},
+             "mark": {"type": "text", "dy": -16, "fontSize": 12, "color": "#222222"},
+             "encoding": {
+                 "x": {"field": "x", "type": "quantitative", **x_axis},
+                 "y": {"field": "y", "type": "quantitative", **y_axis},
+                 "text": {"field": "label"}}},
+        ],
+    }
+
+
+def node_fields(node: dict[str, Any]) -> list[dict[str, str]]:
+    """A graph node's attributes as readable (field, value) rows for a table."""
+    def listed(value: Any) -> str:
+        return ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+    rows = [
+        ("Document", node.get("source_path") or node.get("source_name")),
+        ("Lens", node.get("lens")),
+        ("Chunk", f"{int(node.get('chunk_index', 0)) + 1} of {node.get('total_chunks', '?')}"
+         if str(node.get("chunk_index", "")).isdigit() else node.get("chunk_index")),
+        ("Tokens", node.get("token_count")),
+        ("Key terms", listed(node.get("key_terms") or [])),
+        ("Time references", listed(node.get("time_references") or [])),
+        ("Added", str(node.get("created_at") or "")[:19].replace("T", " ")),
+        ("Chunk id", node.get("id")),
+    ]
+    return [{"field": k, "value": str(v)} for k, v in rows if v not in (None, "")]
+
+
+def side_label(side: dict[str, Any]) -> str:
+    """A finding's side as a reader names it: "document title · lens"."""
+    title = side.get("title") or side.get("file_name") or side.get("doc_id") or "?"
+    return f"{title} \u00b7 {side.get('lens') or '?'}"
+
+
+def distinct_findings(findings: Sequence[Finding], limit: int | None = None) -> list[Finding]:
+    """The best finding of each disagreement (`Finding.group`), in the given (ranked) order:
+    one entry per thing disputed, however many document pairs repeat it.
+    """
+    seen: set[str] = set()
+    out = []
+    for f in findings:
+        key = f.group or f"{f.type}|{f.topic}"
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out[:limit] if limit is not None else out
+
+
+def bars_spec(counts: dict[str, Any], category: str, value: str) -> dict[str, Any]:
+    """A Vega-Lite horizontal bar chart of `counts` whose category labels are never cut
+    ("TEMPORAL_OVERLAP", "team-conversational" in full), for `st.vega_lite_chart`.
+    """
+    rows = [{category: str(k), value: v} for k, v in counts.items()]
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": rows},
+        "height": {"step": 26},
+        "mark": {"type": "bar", "tooltip": True},
+        "encoding": {
+            "y": {"field": category, "type": "nominal", "sort": "-x", "title": None,
+                  "axis": {"labelLimit": 0, "labelFontSize": 12}},
+            "x": {"field": value, "type": "quantitative", "title": value},
+        },
+    }

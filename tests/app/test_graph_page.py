@@ -1,11 +1,16 @@
 """The Context graph page: empty workspace, stats, chunk selection with neighbours and the
-inline network view, contradictions side by side; labels from documents are escaped."""
+clickable network chart (legends, two edge types by default, node details as fields),
+contradictions ranked and labelled by documents and values; labels from documents are
+escaped. The Dashboard's top disagreements use the same demo workspace."""
+
+import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragbench.graph.view import ego_html
 from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import DEFAULT_EDGE_TYPES, ego_chart
 
 from ..conftest import ROOT, SAMPLES
 
@@ -34,6 +39,12 @@ def test_graph_page_on_an_empty_workspace(tmp_path, monkeypatch):
     assert "Library" in at.info[0].value
 
 
+def _charts(at) -> dict[str, dict]:
+    """The Vega-Lite charts on the page by element id, as specs."""
+    return {e.proto.id: json.loads(e.proto.spec) for e in at.main
+            if getattr(e, "type", "") == "vega_lite_chart"}
+
+
 def test_graph_page_selects_a_chunk_and_draws_its_neighbourhood(demo_ws, monkeypatch):
     at = open_graph(demo_ws, monkeypatch)
     metrics = {m.label: m.value for m in at.metric}
@@ -41,23 +52,94 @@ def test_graph_page_selects_a_chunk_and_draws_its_neighbourhood(demo_ws, monkeyp
     at.text_input(key="graph_query").input("Tidepool general availability").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="graph_chunk").value
+    # a readable default: two edge types, not all six
+    assert at.multiselect(key="graph_edge_types").value == list(DEFAULT_EDGE_TYPES)
     expanders = [e.label for e in at.expander]
-    assert any(label.startswith(("SIMILAR_TO", "TOPIC_OVERLAP", "SEQUENTIAL",
-                                 "TEMPORAL_OVERLAP")) for label in expanders)
+    assert any(label.startswith(("SIMILAR_TO", "TOPIC_OVERLAP")) for label in expanders)
+    assert not any(label.startswith(("SAME_LENS", "TEMPORAL_OVERLAP")) for label in expanders)
     assert any("nodes" in c.value and "edges" in c.value for c in at.caption)
+    # the view: a clickable chart (a "node" selection) with a legend for lenses and edge types
+    view = next(spec for key, spec in _charts(at).items() if key.endswith("graph_view"))
+    layers = view["layer"]
+    assert layers[1]["params"][0]["name"] == "node"
+    assert layers[0]["encoding"]["color"]["title"] == "Edge type"
+    assert layers[1]["encoding"]["color"]["title"].startswith("Lens")
+    assert {e["type"] for e in layers[0]["data"]["values"]} <= set(DEFAULT_EDGE_TYPES)
+    # the chosen chunk as readable fields, not a collapsed JSON
+    fields = at.dataframe[0].value
+    assert list(fields.columns) == ["field", "value"]
+    chosen = dict(zip(fields["field"], fields["value"], strict=True))
+    assert chosen["Lens"] and chosen["Document"] and chosen["Chunk id"]
+    assert not at.json
+    # exploring from another node (what a click offers) re-centres the view on it
+    other = next(n["id"] for n in layers[1]["data"]["values"] if n["id"] != chosen["Chunk id"])
+    at.session_state["graph_centre"] = other
+    at.run()
+    assert not at.exception, at.exception
+    fields = at.dataframe[0].value
+    assert dict(zip(fields["field"], fields["value"], strict=True))["Chunk id"] == other
     # a narrower view: one edge type, smaller limit
     at.multiselect(key="graph_edge_types").set_value(["SIMILAR_TO"]).run()
     at.slider(key="graph_limit").set_value(10).run()
     assert not at.exception, at.exception
 
 
-def test_graph_page_lists_contradictions(demo_ws, monkeypatch):
+def test_graph_page_lists_contradictions_ranked_and_labelled(demo_ws, monkeypatch):
     at = open_graph(demo_ws, monkeypatch)
     at.button(key="contra_run").click().run()
     assert not at.exception, at.exception
-    labels = [e.label for e in at.expander]
-    assert any(label.startswith("[date]") for label in labels)
-    assert any(label.startswith("[priority]") for label in labels)
+    titles = [m.value for m in at.markdown if m.value.startswith("**") and ". " in m.value]
+    # titled by the disputed values, ranked: the #1-priority clash and Tidepool GA lead
+    assert titles[0].startswith("**1. \\#1 priority")
+    assert any("Q3 2026 vs Q4 2026" in t for t in titles[:3])
+    # sides named by document title and lens; chunk ids only in the details tables
+    sides = [m.value for m in at.markdown if " · " in m.value and not m.value[2:3].isdigit()]
+    assert any("Almanac Product Roadmap 2026 · team-structured" in v for v in sides)
+    ids = {s["chunk_id"] for f in at.session_state["contradictions"] for s in f.chunks}
+    assert not any(cid in m.value for m in at.markdown for cid in ids)
+    assert all(e.label == "Details" for e in at.expander)
+    assert any(c.value.startswith("says") and "Q3 2026" in c.value for c in at.caption)
+    # the topic filter matches word forms
+    at.text_input(key="contra_topic").input("pricing").run()
+    at.button(key="contra_run").click().run()
+    pricing = at.session_state["contradictions"]
+    assert any(f.values == ["$49", "$59"] for f in pricing)  # "priced", "price" in the spans
+    assert len(pricing) < len(Workbench(demo_ws).graph.contradictions())
+    at.text_input(key="contra_topic").input("price").run()
+    at.button(key="contra_run").click().run()
+    assert len(at.session_state["contradictions"]) == len(pricing)
+
+
+def test_dashboard_shows_the_top_disagreements_and_opens_them_in_the_graph(demo_ws,
+                                                                          monkeypatch):
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    assert not at.exception, at.exception
+    assert "Top disagreements" in [s.value for s in at.subheader]
+    titles = [m.value for m in at.markdown if m.value[2:4] in ("1.", "2.", "3.")]
+    assert len(titles) == 3  # three distinct disagreements, not three pairs of one
+    assert any("Q3 2026 vs Q4 2026" in t for t in titles)
+    assert any("says Q3 2026" in m.value for m in at.markdown)  # each side's value, whole
+    at.button(key="dash_contra_graph_2").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Context graph"
+    assert at.session_state["graph_tab"] == "Contradictions"
+    assert any("potential contradictions" in c.value for c in at.caption)
+
+
+def test_the_graph_chart_keeps_document_text_in_data_values():
+    evil = "<script>alert('x')</script> ![x](http://example.invalid/a.png)"
+    ego = {"nodes": [{"id": "a", "lens": "engineering", "source_name": evil, "chunk_index": 0,
+                      "content_preview": evil, "hop_root": True},
+                     {"id": "b", "lens": "new-lens", "source_name": "b.md", "chunk_index": 1,
+                      "content_preview": "fine"}],
+           "edges": [{"source": "a", "target": "b", "type": "SIMILAR_TO", "weight": 0.9}]}
+    spec = ego_chart(ego)
+    nodes = spec["layer"][1]["data"]["values"]
+    assert [n["chosen"] for n in nodes] == ["chosen chunk", "neighbour"]
+    assert evil.split(" ")[0] in nodes[0]["document"]  # data, drawn by Vega as text
+    outside = json.dumps({k: v for k, v in spec.items() if k != "layer"})
+    assert "script" not in outside and "example.invalid" not in outside
 
 
 def test_network_html_is_inline_and_escapes_document_text():

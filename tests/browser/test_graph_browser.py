@@ -1,5 +1,5 @@
-"""The Context graph page in a real browser: pick a chunk by search, see the interactive
-network canvas (pyvis, inline assets) and the contradictions list. Screenshot under
+"""The Context graph page in a real browser: pick a chunk by search, see the clickable
+network chart (Vega-Lite) and the ranked contradictions list. Screenshot under
 tests/browser/artifacts/."""
 
 
@@ -38,17 +38,21 @@ def test_graph_page_draws_the_network_and_lists_contradictions(graph_server, pag
     page.get_by_label("Find a chunk").press("Enter")
     wait_idle(page, timeout=120_000)
     page.get_by_text("Neighbourhood").first.wait_for()
-    frame = page.frame_locator("iframe").first
-    frame.locator("canvas").first.wait_for(timeout=60_000)
-    box = frame.locator("canvas").first.bounding_box()
-    assert box and box["width"] > 200 and box["height"] > 200
+    chart = page.locator(".st-key-graph_view").first  # the view (the bar chart is Vega too)
+    chart.wait_for(timeout=60_000)
+    drawn = chart.locator(".vega-embed").first
+    drawn.wait_for(timeout=60_000)
+    box = drawn.bounding_box()
+    assert box and box["width"] > 400 and box["height"] > 400
     shot(page, "07-graph")
+    drawn.scroll_into_view_if_needed()
+    drawn.screenshot(path=str(ARTIFACTS / "07b-graph-view.png"))
 
     page.get_by_role("tab", name="Contradictions").click()
     page.get_by_role("button", name="Find contradictions").click()
     wait_idle(page, timeout=120_000)
     page.get_by_text("potential contradictions").first.wait_for()
-    page.get_by_text("[date]").first.wait_for()
+    page.get_by_text("Q3 2026 vs Q4 2026").first.wait_for()  # titled by the disputed values
     shot(page, "08-graph-contradictions")
 
 
