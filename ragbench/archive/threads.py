@@ -138,7 +138,8 @@ def stored_mails(catalog: Catalog) -> list[Mail]:
     """The top-level indexed e-mails of the catalog, in ingest order (without their text)."""
     rows = catalog.conn.execute(
         "SELECT doc_id, file_name, title, metadata, archive_browse_uri FROM documents "
-        "WHERE format = 'eml' AND parent_doc_id IS NULL AND +status = 'indexed' ORDER BY rowid"
+        "WHERE format IN ('eml', 'msg') AND parent_doc_id IS NULL AND +status = 'indexed' "
+        "ORDER BY rowid"
     ).fetchall()
     return [Mail(doc_id=r[0], file_name=r[1], title=r[2], metadata=json.loads(r[3] or "{}"),
                  archive_browse_uri=r[4]) for r in rows]

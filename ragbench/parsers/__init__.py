@@ -42,7 +42,7 @@ __all__ = [
 
 _MODULES: dict[str, str] = {
     "txt": "text", "md": "markdown", "html": "html", "pdf": "pdf", "docx": "docx",
-    "pptx": "pptx", "xlsx": "xlsx", "csv": "csv", "eml": "eml", "json": "jsonfile",
+    "pptx": "pptx", "xlsx": "xlsx", "csv": "csv", "eml": "eml", "msg": "msg", "json": "jsonfile",
     "ipynb": "notebook", "xml": "xmlfile", "image": "image",
 }
 

@@ -19,12 +19,12 @@ from ragbench.parsers.base import ParseError, UnsupportedFormatError, check_zip_
 from ragbench.parsers.text import decode_text, looks_binary
 
 FORMATS: tuple[str, ...] = ("txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml",
-                            "json", "ipynb", "xml", "image")
+                            "msg", "json", "ipynb", "xml", "image")
 
 EXTENSION_FORMATS: dict[str, str] = {
     ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".html": "html",
     ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx",
-    ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".json": "json",
+    ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".msg": "msg", ".json": "json",
     ".jsonl": "json", ".ndjson": "json", ".ipynb": "ipynb", ".xml": "xml", ".rss": "xml",
     ".atom": "xml", ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image",
     ".tiff": "image", ".gif": "image", ".bmp": "image", ".webp": "image",
@@ -45,6 +45,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\xd0\xcf\x11\xe0", "legacy Office file (.doc/.xls/.ppt) or password-protected Office file"),
     (b"{\\rtf", "RTF document"),
 )
+_MAPI_STREAM = "__substg1.0_".encode("utf-16-le")  # directory entry name in Outlook .msg files
 _WEAK_MAGIC = frozenset({b"BM", b"MZ", b"ID3", b"RIFF"})  # could also start a line of text
 _EMAIL_HEADERS = frozenset({
     "from", "to", "cc", "bcc", "subject", "date", "mime-version", "received", "return-path",
@@ -168,14 +169,12 @@ def detect_format(data: bytes, filename: str) -> str:
     binary = looks_binary(data)
     if looks_like_image(data, binary):
         return "image"
-    if data.startswith(b"\xd0\xcf\x11\xe0") and (ext == ".msg" or b"_\x00_\x00s\x00u\x00b\x00"
-                                                   b"s\x00t\x00g\x00_\x001\x000\x00" in data):
-        raise _unsupported(filename, "an Outlook message (.msg, OLE compound file; save it as "
-                                     ".eml to ingest it, no offline .msg reader is installed)")
+    if data.startswith(b"\xd0\xcf\x11\xe0") and (ext == ".msg" or _MAPI_STREAM in data):
+        return "msg"  # an OLE compound file named .msg or holding MAPI property streams
     if ext == ".msg":  # named like an Outlook message but not one: say so, do not guess
         raise UnsupportedFormatError(
             f"cannot parse {filename}: not an Outlook .msg message (no OLE compound file "
-            f"signature D0 CF 11 E0) and .msg is no other supported format "
+            f"signature D0 CF 11 E0); a .msg file is read only as an Outlook message "
             f"({supported_formats_message()})")
     for magic, what in _MAGIC:
         if data.startswith(magic) and (binary or magic not in _WEAK_MAGIC):

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from ragbench.parsers import UnsupportedFormatError, parse_bytes
+from ragbench.parsers import ParseError, parse_bytes
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
@@ -197,5 +197,5 @@ def test_html_navigation_boilerplate_dropped():
 @pytest.mark.unit
 def test_outlook_msg_is_named():
     data = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600
-    with pytest.raises(UnsupportedFormatError, match=r"Outlook message \(\.msg"):
+    with pytest.raises(ParseError, match=r"Outlook message \(\.msg"):
         parse_bytes(data, "mail.msg")

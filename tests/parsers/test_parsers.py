@@ -619,7 +619,7 @@ def test_supported_extensions_cover_all_formats() -> None:
                 ".jpeg", ".tif", ".tiff"):
         assert ext in SUPPORTED_EXTENSIONS
     assert set(FORMATS) == {"txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml",
-                            "json", "ipynb", "xml", "image"}
+                            "msg", "json", "ipynb", "xml", "image"}
 
 
 @pytest.mark.parametrize(
