@@ -54,6 +54,7 @@ from ragbench.contradictions.values import (
     _periods,
     _value_spans,
     _words,
+    amount_values,
     amounts,
     unwrap,
 )
@@ -139,7 +140,7 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             continue
         spans = _value_spans(sentence)
         periods = _periods(sentence, doc_date, spans, chunk_years)
-        amounts_ = [_as_of(a, periods, sentence) for a in amounts(sentence, spans)]
+        amounts_ = [_as_of(a, periods, sentence) for a in amount_values(sentence, spans)]
         ws = set(term_words(sentence))
         tokens = {t.lower() for t in _words(sentence)}
         if "general availability" in sentence.lower() or "generally available" in sentence.lower():

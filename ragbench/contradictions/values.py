@@ -224,9 +224,19 @@ def _is_count(sentence: str, m: re.Match[str], value: float) -> bool:
     return bool(_PLURAL.match(sentence, m.end()))
 
 
-def amounts(sentence: str, spans: list[tuple[int, int]] | None = None) -> list[Value]:
+def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
+            ) -> list[tuple[str, float, float, frozenset[str]]]:
     """(kind, low, high, context) amounts: money, percentages, counts; ranges and bounds as
     intervals, "about"/"~" as +-6%. `spans`: the sentence's `_value_spans`, if known.
+
+    The same as `amount_values` in the 4-tuple form this function has always returned.
+    """
+    return [(v.kind, v.lo, v.hi, v.context) for v in amount_values(sentence, spans)]
+
+
+def amount_values(sentence: str, spans: list[tuple[int, int]] | None = None) -> list[Value]:
+    """The amounts of a sentence as `Value`s: money, percentages, counts, each with its
+    interval, context, the words as written ("below 5%") and where it stands.
     """
     spans = _value_spans(sentence) if spans is None else spans
     out: list[Value] = []
