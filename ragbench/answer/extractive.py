@@ -14,11 +14,19 @@ Ranking, per candidate passage:
    cached per text (so the cost stays bounded however many chunks were retrieved);
 3. a small prior for better-ranked chunks.
 A passage that opens with an unresolved pronoun ("It", "They", "This is ...") is answered
-together with the sentence before it, and loses to a self-contained one of similar score (to
-any, when it has no antecedent in its chunk). Picks after the first pay for repeating a
-document (more for broad questions, so those draw on several documents) and near-duplicates
-are skipped. "Summarise ... / What are the risks ... / overview" questions get a short digest
-grouped by lens (or by document when all sources share one lens).
+together with the sentences before it up to the one that names what it refers to (at most
+`MAX_CHAIN` sentences), and loses to a self-contained one of similar score (to any, when no
+such sentence is within reach). A two-step question ("the university where X taught is in
+what city?") is followed one hop: a retrieved document whose title the best passages name,
+and the question does not, has its best passages scored and favoured (`BRIDGE_BONUS`). Picks
+after the first pay for repeating a document (more for broad questions, so those draw on
+several documents), earn for question words no pick holds yet (`NOVELTY`), and
+near-duplicates are skipped. "Summarise ... / What are the risks ... / overview" questions
+get a short digest grouped by lens (or by document when all sources share one lens).
+
+The constants were chosen by two-fold cross-validation on the hotpotqa-dev questions
+(`benchmarks/bench_answers.py`): `NOVELTY` and `BRIDGE_BONUS` over a 12-point grid, tuned on
+one half and reported on the other.
 
 Honesty: without a passage that covers enough of the question (`MIN_COVERAGE`), or that is
 close in meaning and shares some of its words, the answer is "Not found in sources.".
@@ -56,6 +64,14 @@ COSINE_FLOOR = 0.35
 """Below this the words matched but the meaning did not ("capital of France" vs "coverage in
 France and Italy"): no support on words alone."""
 SHORTLIST = 8
+MAX_CHAIN = 3
+"""A dangling passage is answered with at most this many sentences (itself included)."""
+BRIDGE_BONUS = 0.35
+BRIDGE_PER_DOC = 2
+"""A retrieved document named in the best passages (by its title) but not in the question is
+the likely next hop of a two-step question ("the university where X taught is in what city?":
+the best passage names Columbia University; Columbia's own document says where it is): its
+best `BRIDGE_PER_DOC` passages are scored by meaning too and get this bonus."""
 MEANING_BUDGET_MS = 250.0
 """A budget for embedding passages per answer, for callers that prefer speed to stable
 answers (the p95 target of a whole answer is 500 ms); `extract` uses none by default."""
@@ -64,7 +80,7 @@ W_LEXICAL, W_MEANING, W_RANK = 0.5, 1.0, 0.05
 CONTEXT_CREDIT = 0.5
 LEAD_BONUS = 0.1
 """For a document's first sentence: what it is about, said by the document itself."""
-NOVELTY = 0.25
+NOVELTY = 0.5
 """Bonus per share of the question's weight that a pick adds to what earlier picks cover."""
 FRAMING = frozenset(stem(w) for w in (
     "say", "says", "said", "tell", "told", "mention", "mentions", "think", "thinks", "describe",
@@ -279,6 +295,35 @@ def _add_meaning(question: str, shortlist: list[_Candidate],
         c.score += W_MEANING * max(0.0, c.cosine)
 
 
+_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def _bridge_candidates(question: str, shortlist: list[_Candidate],
+                       candidates: list[_Candidate]) -> list[_Candidate]:
+    """The best passages of retrieved documents whose title the two best passages mention
+    and the question does not (see `BRIDGE_BONUS`), shortlisted or not.
+    """
+    top = shortlist[:2]
+    if not top:
+        return []
+    said = " ".join(c.passage.text for c in top).lower()
+    asked = question.lower()
+    named: set[str] = set()
+    for c in candidates:
+        title = _DISAMBIGUATION.sub("", (c.result.source_title or "").strip()).lower()
+        if (c.result.doc_id in named or len(title) < 4 or title in asked
+                or any(t.result.doc_id == c.result.doc_id for t in top)):
+            continue
+        if re.search(rf"(?<!\w){re.escape(title)}(?!\w)", said):
+            named.add(c.result.doc_id)
+    hops: list[_Candidate] = []
+    for doc_id in named:
+        members = sorted((c for c in candidates if c.result.doc_id == doc_id),
+                         key=lambda c: -c.score)
+        hops += members[:BRIDGE_PER_DOC]
+    return hops
+
+
 def _supports(c: _Candidate) -> bool:
     """Support for an answer: enough of the question's words (and, when meaning is measured
     and some question word is nowhere in the passage or its context, not unrelated in
@@ -290,21 +335,34 @@ def _supports(c: _Candidate) -> bool:
         or (c.cosine >= MIN_COSINE and c.coverage >= MIN_COVERAGE / 2)
 
 
+def _chain(c: _Candidate) -> list[Passage] | None:
+    """The passage with the sentences before it up to the one that names what its pronoun
+    refers to ("Logan is ... It covers ... It is the largest ..."), at most `MAX_CHAIN`
+    sentences; None when a dangling passage has no such sentence within reach.
+    """
+    chain = [c.passage]
+    while chain[0].dangling:
+        if chain[0].antecedent is None or len(chain) >= MAX_CHAIN:
+            return None
+        chain.insert(0, c.siblings[chain[0].antecedent])
+    return chain
+
+
 def _dangling_penalty(c: _Candidate) -> None:
     if c.passage.dangling:
-        c.score = c.score - 0.03 if c.passage.antecedent is not None else c.score * 0.6
+        chain = _chain(c)
+        c.score = c.score - 0.03 * (len(chain) - 1) if chain else c.score * 0.6
 
 
 def _extract_of(c: _Candidate, group: str | None = None) -> Extract:
-    """The passage as answered: with its antecedent sentence when it opens with a pronoun."""
+    """The passage as answered: with the sentence(s) before it when it opens with a pronoun
+    and they say what the pronoun stands for.
+    """
     p = c.passage
-    if p.dangling and p.antecedent is not None:
-        before = c.siblings[p.antecedent]
-        return Extract(chunk_id=c.result.chunk_id, text=f"{before.text} {p.text}",
-                       start_char=before.start, end_char=p.end, kind=p.kind,
-                       score=round(c.score, 4), group=group)
-    return Extract(chunk_id=c.result.chunk_id, text=p.text, start_char=p.start, end_char=p.end,
-                   kind=p.kind, score=round(c.score, 4), group=group)
+    chain = _chain(c) or [p]
+    return Extract(chunk_id=c.result.chunk_id, text=" ".join(x.text for x in chain),
+                   start_char=chain[0].start, end_char=p.end, kind=p.kind,
+                   score=round(c.score, 4), group=group)
 
 
 def _similar(a: _Candidate, b: _Candidate) -> bool:
@@ -399,6 +457,16 @@ def extract(
     for c in shortlist:
         _dangling_penalty(c)
     shortlist.sort(key=lambda c: -c.score)
+    hops = _bridge_candidates(question, shortlist, candidates)
+    if hops:
+        listed = {id(c) for c in shortlist}
+        fresh = [c for c in hops if id(c) not in listed]
+        _add_meaning(question, fresh, embedder, budget_ms)
+        for c in fresh:
+            _dangling_penalty(c)
+        for c in hops:
+            c.score += BRIDGE_BONUS
+        shortlist = sorted(shortlist + fresh, key=lambda c: -c.score)
     ranking = [_extract_of(c) for c in shortlist[:12]]
     if not any(_supports(c) for c in shortlist):
         return Extraction(text=NOT_FOUND, ranking=ranking)

@@ -272,3 +272,30 @@ def test_meaning_stays_within_its_time_budget(monkeypatch):
     assert slow.calls[-1] == 3  # 3 texts fit: the question and the 2 best passages
     extract("When does the Postgres migration finish?", results, embedder=slow, budget_ms=10)
     assert slow.calls[-1] == 3  # nothing fits: words only, no embedding call
+
+
+def test_a_document_named_by_the_best_passage_is_the_next_hop():
+    """Two-step question: the best passage names Columbia University; Columbia's own document
+    says the city, and it is answered although a same-kind distractor shares more words."""
+    hits = [
+        result("a1", "Ralph Hefferline was a psychology professor at Columbia University.",
+               title="Ralph Hefferline", rank=1),
+        result("b1", "Mavis Hetherington is a retired psychology professor at the University "
+               "of Virginia in a small city.", title="Mavis Hetherington", rank=2),
+        result("c1", "Columbia University is a private research university in New York City.",
+               title="Columbia University (New York)", rank=3, index=0),
+    ]
+    question = "Ralph Hefferline was a psychology professor at a university located in what city?"
+    answer = extract(question, hits, 2, BagEmbedder()).text
+    assert "New York City" in answer and "[C:c1]" in answer, answer
+    assert "Hetherington" not in answer, answer
+
+
+def test_a_pronoun_chain_is_answered_from_the_sentence_that_names_it():
+    text = ("Logan International Airport serves Boston. It covers 2,384 acres and has six "
+            "runways. It is the largest airport in the New England region.")
+    hit = result("d1", text, title="Airports")
+    answer = extract("Which is the largest airport in the New England region?", [hit], 1,
+                     BagEmbedder()).text
+    assert answer.startswith("Logan International Airport serves Boston."), answer
+    assert "largest airport in the New England region" in answer
