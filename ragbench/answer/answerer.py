@@ -50,7 +50,8 @@ from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult, SearchFilters
-from ragbench.retrieval.retriever import Retriever
+from ragbench.retrieval.graph_mode import passes
+from ragbench.retrieval.retriever import Retriever, result_from_row
 
 FIT_MARGIN = 0.85
 """Share of the context window a prompt may fill (cl100k counts differ from the model's)."""
@@ -176,9 +177,11 @@ class Answerer:
 
     def _extractive(
         self, question: str, results: list[RetrievalResult], findings: list[Finding],
-        response: ChatResponse,
+        response: ChatResponse, disputing: Sequence[RetrievalResult] = (),
     ) -> str:
-        """The extractive answer, plus a "Sources disagree" line when they do on the fact."""
+        """The extractive answer, plus a "Sources disagree" line when they do on the fact
+        (a side may be one of the `disputing` chunks, which were not retrieved).
+        """
         extraction = extract(question, results, self.settings.answer_sentences,
                              self.sentence_embedder())
         response.extracts = extraction.extracts
@@ -186,7 +189,7 @@ class Answerer:
             return extraction.text
         stated = relevant(question, findings, extraction.ranking)
         response.disagreements = [f.topic for f in stated]
-        text = _disagreement_text(stated, results, extraction.ranking)
+        text = _disagreement_text(stated, [*results, *disputing], extraction.ranking)
         return f"{extraction.text}\n\n{text}" if text else extraction.text
 
     def chat_model(self, backend: str | None = None) -> ChatModel | None:
@@ -226,9 +229,14 @@ class Answerer:
         response = ChatResponse(question=question, answer=NOT_FOUND, sources=[],
                                 mode=mode or self.settings.search_mode, llm=backend)
         findings: list[Finding] = []
+        disputing: list[RetrievalResult] = []
         if contradictions is not None and len(results) > 1:
             start = time.perf_counter()
             findings = contradictions(valid_ids)
+            disputing = self._disputing(findings, results, filters)
+            valid_ids += [r.chunk_id for r in disputing]
+            findings = [f for f in findings  # both sides citable (within the filters)
+                        if all(side["chunk_id"] in valid_ids for side in f.chunks)]
             response.contradictions = [f.model_dump() for f in findings]
             timings["contradictions_ms"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
@@ -236,7 +244,7 @@ class Answerer:
         if not results:
             raw = NOT_FOUND
         elif backend == "extractive":
-            raw = self._extractive(question, results, findings, response)
+            raw = self._extractive(question, results, findings, response, disputing)
         else:
             try:
                 model = self.chat_model(backend)
@@ -249,7 +257,7 @@ class Answerer:
                 response.fallback_reason = str(e)
                 response.llm = "extractive (fallback)"
                 model = None
-                raw = self._extractive(question, results, findings, response)
+                raw = self._extractive(question, results, findings, response, disputing)
         timings["generation_ms"] = (time.perf_counter() - start) * 1000
         check = validate(raw, valid_ids, from_model=model is not None)
         response.answer = check.text or NOT_FOUND
@@ -259,7 +267,7 @@ class Answerer:
         response.answer_with_ids = _with_ids(check)
         response.invalid_citations = sorted(set(response.invalid_citations) | set(check.invalid))
         response.had_invalid_citations = bool(response.invalid_citations)
-        by_id = {r.chunk_id: r for r in results}
+        by_id = {r.chunk_id: r for r in [*results, *disputing]}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
         attach_passages(cited, response.answer_with_ids, response.extracts)
         others = [source_of(r, None) for r in results if r.chunk_id not in check.cited]
@@ -272,6 +280,25 @@ class Answerer:
             timings["references_ms"] = (time.perf_counter() - start) * 1000
         response.timings = {k: round(v, 1) for k, v in timings.items()}
         return response
+
+    def _disputing(self, findings: Sequence[Finding], results: Sequence[RetrievalResult],
+                   filters: SearchFilters | None) -> list[RetrievalResult]:
+        """The chunks that dispute a retrieved one without having been retrieved themselves
+        (the contradiction search looks at the graph neighbours too) and pass the search
+        filters: made citable, so a "Sources disagree" line can cite both sides; they are
+        sources only when cited.
+        """
+        have = {r.chunk_id for r in results}
+        wanted = list(dict.fromkeys(
+            side["chunk_id"] for f in findings for side in f.chunks
+            if side["chunk_id"] not in have
+            and any(other["chunk_id"] in have for other in f.chunks)))
+        if not wanted:
+            return []
+        rows = self.retriever.catalog.get_chunks(wanted)
+        kept = [cid for cid in wanted if cid in rows and passes(rows[cid], filters)]
+        return [result_from_row(rows[cid], 0.0, len(results) + n, "contradiction")
+                for n, cid in enumerate(kept, 1)]
 
     def _filter_note(self, filters: SearchFilters, retrieved: int) -> str:
         """Which filter was applied and how many chunks it allows (why nothing was found)."""

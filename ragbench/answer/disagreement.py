@@ -2,8 +2,11 @@
 
 The contradiction findings among the retrieved chunks (`ragbench.contradictions`) are many and
 broad; an answer states only those about what was asked: a finding is relevant when its topic
-and both sides' statements share enough of the question's evidence words (and, when the
-extractive ranking is known, one side is among the passages that ranked best for the question).
+and both sides' statements share enough of the question's evidence words (half of them, or
+one when a disputed value is stated by the best passages, i.e. the finding disputes the answer
+itself) and, when the extractive ranking is known, one side is among the passages that ranked
+best for the question or the finding disputes a value they state. A finding whose subject
+shares no word with the question is about something else and never stated.
 Each side is cited to its chunk and quoted as a reader would say it (a table row as its
 statement), the more authoritative lens (specs/002 order) first:
 
@@ -28,6 +31,9 @@ from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult
 
 MAX_STATED = 2
+ANSWERED = 3
+"""The best passages of the ranking that stand for what the answer says."""
+_NOT_VALUES = frozenset(("negated", "affirmed"))
 QUOTE_CHARS = 180
 CONTRADICTION_RULE = (
     "5. The passages below disagree where listed under POTENTIAL CONTRADICTIONS. If the "
@@ -98,19 +104,24 @@ def relevant(
         return []
     need = max(1, math.ceil(len(q) / 2))
     top = _top(ranking)
+    said = " ".join(e.text for e in ranking[:ANSWERED]).lower()
     scored: list[tuple[float, int, Finding]] = []
     for n, f in enumerate(findings):
         sides = _two_sides(f, top)
         if not sides:
             continue
         topic = set(content_words(f.topic))
+        if f.subject and not set(content_words(f.subject)) & q:
+            continue  # about something else ("Tidepool GA" for a question on Almanac 4.0 GA)
         words = [set(content_words(str(s.get("span") or ""))) & q for s in sides]
         if f.type == "priority" and any(w.startswith("priorit") for w in q):
             words = [w | {t for t in q if t.startswith("priorit")} for w in words]
         shared = (topic & q) | words[0] | words[1]
-        if len(shared) < need or not all(words):
+        # a disputed value the best passages state: the finding is about the answer itself
+        states = any(v.lower() in said for v in f.values if v and v not in _NOT_VALUES)
+        if len(shared) < (1 if states else need) or not all(words):
             continue
-        if ranking and not any(_in_top(s, top) for s in f.chunks):
+        if ranking and not states and not any(_in_top(s, top) for s in f.chunks):
             continue
         scored.append((len(shared) / len(q), -n, f))
     scored.sort(key=lambda item: (-item[0], -item[1]))

@@ -178,7 +178,30 @@ class Workbench:
         return self.graph_service.current() if self.catalog.chunk_count() else None
 
     def _contradictions_among(self, chunk_ids: Sequence[str]) -> list[Finding]:
-        return find_contradictions(self.catalog, self.graph_service.current, chunk_ids)
+        """Contradictions among an answer's retrieved chunks and the graph neighbours of the
+        best `CONTRADICTION_SEEDS` of them: a cited statement is often disputed by a chunk the
+        question did not retrieve ("March 15" in the ADR, "April" in a sync note); the answer
+        can then cite that chunk too (`Answerer.ask` adds it to the sources).
+        """
+        ids = list(dict.fromkeys(chunk_ids))
+        graph = self._graph_if_any()
+        if graph is not None:
+            near: dict[str, float] = {}
+            for cid in ids[:CONTRADICTION_SEEDS]:
+                row = graph.index.get(cid)
+                if row is None:
+                    continue
+                for j, _type, weight in graph.edges_of(row, CONTRADICTION_EDGES):
+                    other = graph.nodes[j]["id"]
+                    if other not in ids:
+                        near[other] = max(near.get(other, 0.0), weight)
+            ids += sorted(near, key=lambda c: -near[c])[:CONTRADICTION_NEIGHBOURS]
+        return find_contradictions(self.catalog, self.graph_service.current, ids)
+
+
+CONTRADICTION_SEEDS = 3
+CONTRADICTION_NEIGHBOURS = 15
+CONTRADICTION_EDGES = ("SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP")
 
 
 def _open_catalog(workspace: Path) -> Catalog:

@@ -299,3 +299,31 @@ def test_a_pronoun_chain_is_answered_from_the_sentence_that_names_it():
                      BagEmbedder()).text
     assert answer.startswith("Logan International Airport serves Boston."), answer
     assert "largest airport in the New England region" in answer
+
+
+def test_a_finding_about_another_subject_is_not_stated():
+    """'General availability' of Tidepool is not what a question on Almanac 4.0's GA asks."""
+    f = finding()
+    f.subject = "tidepool GA"
+    assert relevant("When is Almanac 4.0 generally available?", [f]) == []
+    assert relevant("When is Tidepool generally available?", [f]) == [f]
+
+
+def test_a_finding_that_disputes_a_stated_value_is_stated_with_fewer_shared_words():
+    """The answer's best passage says "March 15, 2026"; a finding disputing that value is
+    about the answer itself, though it shares one question word ('migration') and neither
+    side ranked among the best passages."""
+    f = Finding(topic="finishing migration", type="date", note="different dates",
+                subject="migration finishing", values=["April 2026", "March 15, 2026"],
+                chunks=[{"chunk_id": "f1", "doc_id": "d1", "lens": "team",
+                         "span": "I'd plan on the migration finishing in April 2026.",
+                         "start_char": 0, "end_char": 50, "authority": 4},
+                        {"chunk_id": "f2", "doc_id": "d2", "lens": "engineering",
+                         "span": "The migration finishes on March 15, 2026.", "start_char": 0,
+                         "end_char": 41, "authority": 5}])
+    hit = result("a1", "We will complete the Postgres 16 production cutover by March 15, 2026.")
+    ranking = extract("When will the Postgres 16 migration be complete?", [hit], 1).ranking
+    assert relevant("When will the Postgres 16 migration be complete?", [f], ranking) == [f]
+    other = result("a2", "The Postgres 16 cutover is planned with a blue-green switch.")
+    ranking = extract("When will the Postgres 16 migration be complete?", [other], 1).ranking
+    assert relevant("When will the Postgres 16 migration be complete?", [f], ranking) == []
