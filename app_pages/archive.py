@@ -51,7 +51,7 @@ def walk(nodes: list[Any], depth: int = 0) -> Iterator[tuple[int, Any]]:
 
 def label(depth: int, doc: Any) -> str:
     """Plain-text option label: indentation, kind, title or file name."""
-    icon = "✉" if doc.format == "eml" else ("⚠" if doc.status == "failed" else "📄")
+    icon = "✉" if doc.format in ("eml", "msg") else ("⚠" if doc.status == "failed" else "📄")
     name = doc.file_name if depth else (doc.title or doc.file_name)
     return ("\u2003" * depth + ("└ " if depth else "") + f"{icon} {name}")[:160]
 

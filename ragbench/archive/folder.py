@@ -3,7 +3,8 @@
 Layout under `<workspace>/archive/` (the *archive root*)::
 
     <root_doc_id>/
-        email.eml            the original (a non-email document keeps its own, sanitised name)
+        email.eml            the original (email.msg for Outlook; a non-email document keeps
+                             its own, sanitised name)
         email.eml.md         the Markdown view (`<name>.md` for other documents)
         metadata.json        ids, titles and the links of the document and its attachments
         attachments/
@@ -57,7 +58,10 @@ from ragbench.models import Block, DocumentRecord
 ARCHIVE_DIR = "archive"
 """Folder of the archive inside the workspace; URIs start with it."""
 
-RESERVED_NAMES = frozenset({"metadata.json", "attachments", "email.eml", "email.eml.md"})
+RESERVED_NAMES = frozenset({"metadata.json", "attachments", "email.eml", "email.eml.md",
+                            "email.msg", "email.msg.md"})
+EMAIL_FORMATS = frozenset({"eml", "msg"})
+"""Formats archived as e-mails: `email.<format>` beside its `email.<format>.md` view."""
 MAX_NAME_BYTES = 120
 """Longest sanitised file name (UTF-8 bytes), leaving room for `.md` and `~N` under 255."""
 
@@ -221,9 +225,10 @@ class Archive:
         root = items[0]
         taken = {n.lower() for n in RESERVED_NAMES}
         placed: list[_Placed] = []
-        if root.record.format == "eml":
-            placed.append(_Placed(root, "email.eml" if root.data is not None else None,
-                                  "email.eml.md"))
+        if root.record.format in EMAIL_FORMATS:
+            original = f"email.{root.record.format}"
+            placed.append(_Placed(root, original if root.data is not None else None,
+                                  f"{original}.md"))
         else:
             name = self._unique(sanitize_name(root.record.file_name, "document"), taken)
             markdown = _is_markdown(name) and root.data is not None
@@ -287,7 +292,7 @@ class Archive:
             extracted=stamp, parse_seconds=p.item.parse_seconds, download=rel(p.original),
             error=record.error if record.status == "failed" else None,
         )
-        if record.format != "eml" or record.status == "failed":
+        if record.format not in EMAIL_FORMATS or record.status == "failed":
             return render_preview(info, p.item.text, p.item.blocks)
         links = [
             AttachmentLink(c.item.record.file_name, rel(c.original), rel(c.view),
@@ -319,7 +324,7 @@ class Archive:
         out = entry(root)
         out.update({"lens": root.item.record.lens, "generated_at": stamp,
                     "archive_path": root.item.record.archive_path})
-        if root.item.record.format == "eml":
+        if root.item.record.format in EMAIL_FORMATS:
             meta = root.item.record.metadata
             out["email"] = {k: meta.get(k) for k in ("subject", "from", "to", "cc", "date",
                                                      "message_id") if meta.get(k)}

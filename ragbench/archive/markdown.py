@@ -29,7 +29,7 @@ MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdown", ".mkd"})
 TYPE_NAMES: dict[str, str] = {
     "pdf": "PDF Document", "docx": "Word Document", "pptx": "PowerPoint Presentation",
     "xlsx": "Excel Workbook", "html": "HTML Page", "txt": "Text File", "md": "Markdown",
-    "csv": "CSV Table", "eml": "Email",
+    "csv": "CSV Table", "eml": "Email", "msg": "Email (Outlook)",
 }
 
 _ESCAPE = re.compile(r"([\\`*_{}\[\]()<>#!|~$:&])")

@@ -219,3 +219,9 @@ def test_an_attachment_becomes_a_child_document_and_a_damaged_msg_does_not_stop_
     view = wb.archive.thread_view(parent.doc_id) or ""
     assert "**Messages:** 2" in view and "When does the Zephyr portal launch?" in view
     assert "## Message 2 (this message)\n**From:** Ann Example" in view
+    # archived as an e-mail: the original as email.msg, the e-mail view with its attachment
+    entry = wb.workspace / message.archive_path
+    assert (entry / "email.msg").read_bytes() == (root / "b-plan.msg").read_bytes()
+    archived_view = (entry / "email.msg.md").read_text()
+    assert "Zephyr launch plan" in archived_view and "milestones.csv" in archived_view
+    assert "Email (Outlook)" in archived_view or "Ann Example" in archived_view
