@@ -155,19 +155,26 @@ def contradictions(
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
-    """Statements that disagree across sources.
+    """Statements that disagree across sources, most likely first.
 
-    Date, figure, #1-priority and negation conflicts between documents.
+    Date, figure, #1-priority and negation conflicts between documents, each titled by the
+    disputed values ("tidepool GA: Q3 2026 vs Q4 2026") with its score, and every side as
+    document title, lens, the value it states and its sentence.
     """
 
     def handle(wb: Workbench, out: Output) -> int:
         findings = wb.graph.contradictions(topic=topic, include_spec=spec)
         lines = []
         for f in findings:
-            lines.append(f"[{f.type}] {f.topic}: {f.note}")
-            for side in f.chunks[:4]:
-                span = side.get("span") or ""
-                lines.append(f"    {side['lens']:<20} {side['chunk_id']} {span[:90]!r}")
+            lines.append(f"{f.title or f.topic}  [{f.type}, score {f.score:.2f}]")
+            firsts = {str(c.get("value")): c for c in reversed(f.chunks)}  # one per value
+            ordered = [*firsts.values()][::-1] + [c for c in f.chunks
+                                                  if c not in firsts.values()]
+            for side in ordered[:4]:
+                span = " ".join(str(side.get("span") or "").split())
+                name = side.get("title") or side.get("file_name") or side["chunk_id"]
+                value = f" = {side['value']}" if side.get("value") else ""
+                lines.append(f"    {name} ({side['lens']}){value}: {span[:100]!r}")
         out.emit({"findings": [f.model_dump() for f in findings], "count": len(findings)},
                  "\n".join(lines) or "no contradictions found")
         return 0

@@ -229,3 +229,16 @@ def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
     other.library.clear()
     assert not (tmp_path / "ws" / "graph").exists()
     assert other.search.query("Tidepool", mode="graph") == []
+
+
+def test_cli_lists_contradictions_by_disputed_values_and_documents(demo, capsys):
+    from ragbench.cli.main import main
+
+    assert main(["contradictions", "--workspace", str(demo.workspace)]) == 0
+    text = capsys.readouterr().out
+    assert "tidepool GA: Q3 2026 vs Q4 2026  [date, score" in text
+    assert "Almanac Product Roadmap 2026 (team-structured) = Q3 2026:" in text
+    first = text.split("\n\n")[0].splitlines()
+    assert first[0].startswith("#1 priority: onboarding vs data residency")
+    assert {"= onboarding:", "= data residency:"} <= {
+        line[line.index("= "):line.index(":", line.index("= ")) + 1] for line in first[1:3]}
