@@ -177,14 +177,16 @@ class Workbench:
     def _graph_if_any(self) -> ContextGraph | None:
         return self.graph_service.current() if self.catalog.chunk_count() else None
 
-    def _contradictions_among(self, chunk_ids: Sequence[str]) -> list[Finding]:
+    def _contradictions_among(self, chunk_ids: Sequence[str],
+                              neighbours: bool = True) -> list[Finding]:
         """Contradictions among an answer's retrieved chunks and the graph neighbours of the
         best `CONTRADICTION_SEEDS` of them: a cited statement is often disputed by a chunk the
         question did not retrieve ("March 15" in the ADR, "April" in a sync note); the answer
-        can then cite that chunk too (`Answerer.ask` adds it to the sources).
+        can then cite that chunk too (`Answerer.ask` adds it to the sources). Reports pass
+        `neighbours=False`: a part states only disagreements among what it retrieved.
         """
         ids = list(dict.fromkeys(chunk_ids))
-        graph = self._graph_if_any()
+        graph = self._graph_if_any() if neighbours else None
         if graph is not None:
             near: dict[str, float] = {}
             for cid in ids[:CONTRADICTION_SEEDS]:
