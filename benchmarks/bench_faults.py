@@ -454,10 +454,12 @@ class Bench:
                 for s in sts:
                     counts[s] = counts.get(s, 0) + 1
             trial["statuses"] = counts
-            if same:
-                twice = [p for p, sts in statuses.items() if sts.count("inserted") != 1]
+            if same:  # no file inserted by both processes (missing ones: checked below)
+                inserted = [{f["path"] for f in (r["json"] or {}).get("files", [])
+                             if f["status"] == "inserted"} for r in results]
+                twice = sorted(inserted[0] & inserted[1])
                 if twice:
-                    problems.append(f"not inserted exactly once: {twice[:5]}")
+                    problems.append(f"inserted by both processes: {twice[:5]}")
             after = right_after(ws)
             trial["right_after"] = after
             problems += [f"right after: {p}" for p in after["problems"]]
