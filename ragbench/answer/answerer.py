@@ -232,7 +232,7 @@ class Answerer:
         disputing: list[RetrievalResult] = []
         if contradictions is not None and len(results) > 1:
             start = time.perf_counter()
-            findings = contradictions(valid_ids)
+            findings = contradictions(valid_ids + self._wider(question, filters, valid_ids))
             disputing = self._disputing(findings, results, filters)
             valid_ids += [r.chunk_id for r in disputing]
             findings = [f for f in findings  # both sides citable (within the filters)
@@ -280,6 +280,17 @@ class Answerer:
             timings["references_ms"] = (time.perf_counter() - start) * 1000
         response.timings = {k: round(v, 1) for k, v in timings.items()}
         return response
+
+    def _wider(self, question: str, filters: SearchFilters | None,
+               have: Sequence[str]) -> list[str]:
+        """Chunks just below the retrieved ones by the question's words (`fts`, twice as deep):
+        where a statement the answer rests on is disputed by a document that ranked 12th.
+        """
+        try:
+            found = self.retriever.search(question, "fts", 2 * max(len(have), 1), filters)
+        except Exception:  # noqa: BLE001 - a wider look for disagreement, never a failure
+            return []
+        return [r.chunk_id for r in found if r.chunk_id not in set(have)]
 
     def _disputing(self, findings: Sequence[Finding], results: Sequence[RetrievalResult],
                    filters: SearchFilters | None) -> list[RetrievalResult]:

@@ -2,6 +2,7 @@
 pronoun antecedents, grouped digests, disagreement sentences, offsets, honest not-found."""
 
 import re
+import zlib
 
 import numpy as np
 import pytest
@@ -41,7 +42,7 @@ class BagEmbedder:
         out = np.zeros((len(texts), 64), dtype=np.float32)
         for i, t in enumerate(texts):
             for w in content_words(t):
-                out[i, hash(w) % 64] += 1
+                out[i, zlib.crc32(w.encode()) % 64] += 1  # stable: str hash is salted
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1
         return out / norms
@@ -281,7 +282,7 @@ def test_a_document_named_by_the_best_passage_is_the_next_hop():
         result("a1", "Ralph Hefferline was a psychology professor at Columbia University.",
                title="Ralph Hefferline", rank=1),
         result("b1", "Mavis Hetherington is a retired psychology professor at the University "
-               "of Virginia in a small city.", title="Mavis Hetherington", rank=2),
+               "of Virginia.", title="Mavis Hetherington", rank=2),
         result("c1", "Columbia University is a private research university in New York City.",
                title="Columbia University (New York)", rank=3, index=0),
     ]
