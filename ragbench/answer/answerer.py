@@ -41,6 +41,7 @@ from ragbench.answer.extractive import (
     NOT_FOUND,
     Extract,
     SentenceEmbedder,
+    asks_for_value,
     extract,
     extractive_answer,
 )
@@ -61,7 +62,8 @@ TokenSink = Callable[[str], None]
 __all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "CitedPassage", "Source",
            "attach_passages", "extractive_answer", "source_of"]
 MAX_RETRIES = 2
-FindContradictions = Callable[[Sequence[str]], list[Finding]]
+FindContradictions = Callable[..., list[Finding]]
+"""`(chunk_ids)` → findings among them; `(chunk_ids, True)`: also among chunks near them."""
 """find(chunk_ids) -> potential contradictions among those chunks."""
 
 
@@ -154,6 +156,10 @@ def source_of(result: RetrievalResult, number: int | None) -> Source:
     )
 
 
+WIDER = 5
+"""Chunks beyond the retrieved ones (by the question's words) searched for disagreement."""
+
+
 class Answerer:
     """Question → ChatResponse over one workspace's retriever."""
 
@@ -232,7 +238,11 @@ class Answerer:
         disputing: list[RetrievalResult] = []
         if contradictions is not None and len(results) > 1:
             start = time.perf_counter()
-            findings = contradictions(valid_ids + self._wider(question, filters, valid_ids))
+            if asks_for_value(question):  # a disputed date or amount may sit a little lower
+                findings = contradictions(valid_ids + self._wider(question, filters, valid_ids),
+                                          True)
+            else:
+                findings = contradictions(valid_ids)
             disputing = self._disputing(findings, results, filters)
             valid_ids += [r.chunk_id for r in disputing]
             findings = [f for f in findings  # both sides citable (within the filters)
@@ -283,14 +293,15 @@ class Answerer:
 
     def _wider(self, question: str, filters: SearchFilters | None,
                have: Sequence[str]) -> list[str]:
-        """Chunks just below the retrieved ones by the question's words (`fts`, twice as deep):
+        """The `WIDER` chunks just below the retrieved ones by the question's words (`fts`):
         where a statement the answer rests on is disputed by a document that ranked 12th.
         """
         try:
-            found = self.retriever.search(question, "fts", 2 * max(len(have), 1), filters)
+            found = self.retriever.search(question, "fts", len(have) + WIDER, filters)
         except Exception:  # noqa: BLE001 - a wider look for disagreement, never a failure
             return []
-        return [r.chunk_id for r in found if r.chunk_id not in set(have)]
+        known = set(have)
+        return [r.chunk_id for r in found if r.chunk_id not in known][:WIDER]
 
     def _disputing(self, findings: Sequence[Finding], results: Sequence[RetrievalResult],
                    filters: SearchFilters | None) -> list[RetrievalResult]:

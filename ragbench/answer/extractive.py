@@ -227,6 +227,13 @@ def _answer_type_bonus(question: str, text: str) -> float:
     return 0.0
 
 
+def asks_for_value(question: str) -> bool:
+    """Whether the question asks for a time or an amount ("when…", "how many…", "what does…
+    cost"): the values sources dispute, so its answer looks wider for disagreement.
+    """
+    return bool(_WHEN.search(question) or _HOW_MUCH.search(question))
+
+
 def is_digest(question: str) -> bool:
     """Whether the question asks for a summary or a list of risks/issues (grouped digest)."""
     return bool(_DIGEST.search(question))

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from datetime import date
 from itertools import combinations
@@ -352,6 +353,31 @@ def _note(kind: str, a: Claim, b: Claim) -> str:
     return f"{what} between two sources"
 
 
+_CLAIMS: OrderedDict[tuple[Any, ...], list[Claim]] = OrderedDict()
+_CLAIMS_SIZE = 20_000
+_CLAIMS_LOCK = threading.Lock()
+
+
+def _claims_cached(chunk: dict[str, Any]) -> list[Claim]:
+    """`claims` of a chunk, kept in a process-wide LRU (keyed by id, text and the fields the
+    claims read): parsing a chunk's sentences is most of the cost of a contradiction check,
+    and an answer's scope shares most chunks with earlier answers. Claims are not mutated.
+    """
+    key = (chunk["chunk_id"], chunk.get("doc_id"), chunk.get("root_doc_id"), chunk.get("lens"),
+           chunk.get("doc_date"), chunk.get("text"))
+    with _CLAIMS_LOCK:
+        found = _CLAIMS.get(key)
+        if found is not None:
+            _CLAIMS.move_to_end(key)
+            return found
+    made = claims(chunk, parse_date(chunk.get("doc_date")))
+    with _CLAIMS_LOCK:
+        _CLAIMS[key] = made
+        while len(_CLAIMS) > _CLAIMS_SIZE:
+            _CLAIMS.popitem(last=False)
+    return made
+
+
 def conflicts(
     chunks: Sequence[dict[str, Any]], min_shared: int = 2,
     pairs: Iterable[tuple[str, str]] | None = None, topic: str | None = None,
@@ -365,7 +391,7 @@ def conflicts(
     """
     by_chunk: dict[str, list[Claim]] = {}
     for chunk in chunks:
-        by_chunk[chunk["chunk_id"]] = claims(chunk, parse_date(chunk.get("doc_date")))
+        by_chunk[chunk["chunk_id"]] = _claims_cached(chunk)
     chunk_pairs = pairs if pairs is not None else combinations(list(by_chunk), 2)
     findings: dict[tuple[str, ...], Finding] = {}
     for x, y in chunk_pairs:

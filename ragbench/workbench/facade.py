@@ -112,7 +112,8 @@ class Workbench:
             lambda: self.vectors, lambda: self.embedder, self._update_graph,
         )
         self.answer_service = AnswerService(
-            self.answerer, self.catalog, self.settings, self._contradictions_among)
+            self.answerer, self.catalog, self.settings,
+            lambda ids, wide=False: self._contradictions_among(ids, neighbours=wide))
 
         self.library = LibraryArea(self)
         self.search = SearchArea(self)
@@ -178,12 +179,14 @@ class Workbench:
         return self.graph_service.current() if self.catalog.chunk_count() else None
 
     def _contradictions_among(self, chunk_ids: Sequence[str],
-                              neighbours: bool = True) -> list[Finding]:
+                              neighbours: bool = False) -> list[Finding]:
         """Contradictions among an answer's retrieved chunks and the graph neighbours of the
-        best `CONTRADICTION_SEEDS` of them: a cited statement is often disputed by a chunk the
-        question did not retrieve ("March 15" in the ADR, "April" in a sync note); the answer
-        can then cite that chunk too (`Answerer.ask` adds it to the sources). Reports pass
-        `neighbours=False`: a part states only disagreements among what it retrieved.
+        best `CONTRADICTION_SEEDS` of them (at most `CONTRADICTION_NEIGHBOURS`): a cited
+        statement is often disputed by a chunk the question did not retrieve ("March 15" in the
+        ADR, "April" in a sync note); the answer can then cite that chunk too
+        (`Answerer.ask` adds it to the sources). Answers ask for `neighbours` when the
+        question asks for a date or an amount; reports do not: a part states only
+        disagreements among what it retrieved.
         """
         ids = list(dict.fromkeys(chunk_ids))
         graph = self._graph_if_any() if neighbours else None
@@ -202,7 +205,7 @@ class Workbench:
 
 
 CONTRADICTION_SEEDS = 3
-CONTRADICTION_NEIGHBOURS = 15
+CONTRADICTION_NEIGHBOURS = 8
 CONTRADICTION_EDGES = ("SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP")
 
 

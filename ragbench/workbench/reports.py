@@ -65,7 +65,7 @@ class ReportsArea:
         retriever.graph = wb.retriever.graph
         return ReportService(
             ReportStore(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
-            lambda ids: wb._contradictions_among(ids, neighbours=False),
+            wb._contradictions_among,
             PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback))
 
     def _chunks(self, chunk_ids: Sequence[str]) -> builtins.list[RetrievalResult]:
