@@ -87,7 +87,7 @@ def spawn(ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
     on a full pipe while holding the workspace lock would stall the other.
     """
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-    proc = subprocess.Popen(cli_args(ws, *args), env=dict(os.environ, **BASE_ENV, **(env or {})),
+    proc = subprocess.Popen(cli_args(ws, *args), env={**os.environ, **BASE_ENV, **(env or {})},
                             stdout=out, stderr=err, cwd=str(ROOT), start_new_session=True)
     proc.output_files = (out, err)  # type: ignore[attr-defined]
     return proc
