@@ -1,7 +1,7 @@
 """Faults survived / tried (issue 16, "Concurrency and faults": measure after the fixes).
 
     nice -n 10 .venv/bin/python benchmarks/bench_faults.py [--trials 3] [--seed 16]
-        [--kinds kill_ingest,kill_reprocess,...] [--keep]
+        [--kinds kill_ingest,kill_reprocess,...] [--spread 0.25,1.0] [--keep] [--tmp DIR]
 
 Real `ragbench` processes (`python -m ragbench.cli --workspace W ... --json`) on real temporary
 workspaces. A corpus is generated once (20 small Markdown/text files, seeded, beside a copy of
@@ -19,7 +19,9 @@ moments), and every trial works on its own `shutil.copytree` of a base. Fault ki
 - `truncated_graph`: `graph/arrays.npz` truncated to a seeded fraction of its size.
 
 Kill moments are stratified over [25 %, 100 %] of the uninterrupted run's time (trial i of n in
-the i-th slice, seeded), so they land in start-up, parsing, embedding, storing and the graph.
+the i-th slice, seeded; `--spread LO,HI` changes the fractions), so they land in start-up,
+parsing, embedding, storing and the graph; each trial reports how many documents were stored
+when it was killed.
 
 What "survived" means, per trial, all of:
 1. right after the fault, `ragbench doctor --check-only --json` shows no half-stored document:
@@ -298,9 +300,15 @@ def copy(base: Path, dest: Path) -> Path:
     return dest
 
 
+SPREAD = (0.25, 1.0)
+"""Kill moments as fractions of the uninterrupted run (`--spread`)."""
+
+
 def stratified(rng: random.Random, trials: int, seconds: float) -> list[float]:
-    """Kill moments spread over [25 %, 100 %] of `seconds`: trial i in the i-th slice."""
-    lo, hi = 0.25 * seconds, 1.0 * seconds
+    """Kill moments spread over SPREAD of `seconds` (default [25 %, 100 %]): trial i in the
+    i-th slice.
+    """
+    lo, hi = SPREAD[0] * seconds, SPREAD[1] * seconds
     return [lo + (hi - lo) * (i + rng.random()) / trials for i in range(trials)]
 
 
@@ -627,7 +635,13 @@ def main() -> int:
                         help=f"comma-separated, from {', '.join(KINDS)}")
     parser.add_argument("--keep", action="store_true", help="keep every trial's workspace")
     parser.add_argument("--tmp", default=None, help="where the workspaces go (default: a temp dir)")
+    parser.add_argument("--spread", default="0.25,1.0",
+                        help="kill moments as fractions LO,HI of the uninterrupted run's time "
+                             "(above 1 when the machine is busier than during that run)")
     args = parser.parse_args()
+    global SPREAD
+    lo, hi = (float(x) for x in args.spread.split(","))
+    SPREAD = (lo, hi)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
@@ -658,6 +672,7 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps({
         "benchmark": "faults (issue 16)", "seed": args.seed, "trials_per_kind": args.trials,
+        "kill_spread": SPREAD,
         "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                  capture_output=True, text=True).stdout.strip(),
         "euid": os.geteuid(), "base": bench.base_info,
