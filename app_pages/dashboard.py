@@ -125,11 +125,15 @@ if stale.any:
                 wb, f"Re-processing {stale.documents:,} documents…")
             if outcome is not None:
                 st.session_state["reprocess_outcome"] = outcome.model_dump()
+                st.session_state["reprocess_summary"] = (
+                    wb.maintenance.reprocess_summary(outcome).model_dump())
                 st.rerun()
 done = st.session_state.pop("reprocess_outcome", None)
-if done:
-    counts = ", ".join(f"{v} {k}" for k, v in done.get("totals", {}).items())
-    st.success(f"Re-processed in {done.get('seconds', 0):.1f} s: {counts}")
+summary = st.session_state.pop("reprocess_summary", None)
+if done and summary:
+    # counted in documents, stale count taken after the run (the raw totals mix units)
+    fine = not summary["still_stale"] and not summary["failed"]
+    (st.success if fine else st.warning)(summary["message"])
     failed = [r for r in done.get("results", []) if r["status"] == "failed"]
     failed += [{"path": s["source_id"], "error": s.get("problem", "")}
                for s in done.get("not_reprocessable", [])]

@@ -179,7 +179,9 @@ def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):
     fresh.switch_page("app_pages/dashboard.py").run()
     fresh.button(key="reprocess").click().run()
     assert not fresh.exception, fresh.exception
-    assert any(s.value.startswith("Re-processed in") for s in fresh.success)
+    assert any(s.value.startswith("Re-processed ") and "no document is stale now" in s.value
+               for s in fresh.success), [s.value for s in fresh.success]
+    assert not any("were made with other" in w.value for w in fresh.warning)
     after = Workbench(ws)
     assert after.maintenance.stale_report().documents == 0
     assert {c["token_count"] <= 512 for d in after.catalog.list_documents()
