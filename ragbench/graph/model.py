@@ -29,6 +29,7 @@ import json
 import os
 import tempfile
 import uuid
+import zipfile
 from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import date
@@ -593,7 +594,7 @@ class ContextGraph:
                 for etype in CAPPED:
                     i, j, s = (data[f"kept_{etype}_{x}"] for x in "ijs")
                     graph.kept[etype] = (i, j, s)
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise GraphError(f"{arr_path} is unreadable ({e}); rebuild the graph") from e
         graph._verify(directory, meta.get("save_id"), saved_id)
         return graph

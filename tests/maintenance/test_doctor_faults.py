@@ -17,6 +17,7 @@ import pytest
 
 from ragbench.cli.main import main
 from ragbench.config import Settings
+from ragbench.errors import GraphError
 from ragbench.graph.model import ContextGraph
 from ragbench.models import SearchFilters
 from ragbench.store.lock import WorkspaceLock
@@ -163,6 +164,33 @@ def test_doctor_reports_and_repairs_a_torn_graph(tmp_path):
     assert wb.maintenance.doctor().consistent_after
     fresh = Workbench(ws, SMALL)
     assert len(fresh.graph.current()) == wb.catalog.chunk_count()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("keep", [0.0, 0.5])
+def test_doctor_reports_and_repairs_a_truncated_graph_file(tmp_path, keep):
+    """bench_faults: a graph arrays file cut short (a disk or copy fault) raised BadZipFile /
+    EOFError past the GraphError handling, so doctor, `graph stats` and every graph use
+    failed with a raw error and nothing repaired it.
+    """
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for k, word in enumerate(("osprey", "heron", "kestrel")):
+        (docs / f"{k}.md").write_text(f"# {word}\n\n" + f"The {word} hunts in May 2026. " * 30)
+    ws = tmp_path / "ws"
+    wb = Workbench(ws, SMALL)
+    wb.library.ingest([docs], root=docs)
+    assert len(wb.graph.current()) > 3
+    arrays = ws / "graph" / "arrays.npz"
+    data = arrays.read_bytes()
+    arrays.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(GraphError, match="unreadable"):
+        ContextGraph.load(ws / "graph")
+    report = Workbench(ws, SMALL).maintenance.doctor(repair=False)
+    assert report.graph_ok is False and not report.consistent
+    assert Workbench(ws, SMALL).maintenance.doctor().consistent_after
+    fresh = Workbench(ws, SMALL)
+    assert len(fresh.graph.current()) == fresh.catalog.chunk_count()
 
 
 @pytest.mark.integration
