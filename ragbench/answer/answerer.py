@@ -280,7 +280,8 @@ class Answerer:
         by_id = {r.chunk_id: r for r in [*results, *disputing]}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
         attach_passages(cited, response.answer_with_ids, response.extracts)
-        others = [source_of(r, None) for r in results if r.chunk_id not in check.cited]
+        others = [source_of(r, None) for r in [*results, *disputing]  # findings resolve
+                  if r.chunk_id not in check.cited]
         found = check.text not in ("", NOT_FOUND)
         response.sources = cited + others if check.cited or found else []
         if references and found:
@@ -307,8 +308,9 @@ class Answerer:
                    filters: SearchFilters | None) -> list[RetrievalResult]:
         """The chunks that dispute a retrieved one without having been retrieved themselves
         (the contradiction search looks at the graph neighbours too) and pass the search
-        filters: made citable, so a "Sources disagree" line can cite both sides; they are
-        sources only when cited.
+        filters: made citable, so a "Sources disagree" line can cite both sides, and listed
+        after the retrieved sources (uncited unless the answer cites them), so every chunk
+        of `response.contradictions` resolves to a source.
         """
         have = {r.chunk_id for r in results}
         wanted = list(dict.fromkeys(
