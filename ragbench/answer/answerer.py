@@ -171,6 +171,10 @@ class Answerer:
         self.settings = settings
         self._embedder = embedder or getattr(retriever, "_embedder", None)
         """Provider of the embedding model that scores passages by meaning (the retriever's)."""
+        self._windows: dict[tuple[str, str], int] = {}
+        """Context windows learnt from overflow errors, by (endpoint, model): a server that
+        lists no window (llama-cpp-python) names it once, and later answers fit to it at
+        once instead of overflowing first."""
 
     def sentence_embedder(self) -> SentenceEmbedder | None:
         """The embedder for passage meaning, or None (then passages are ranked by words)."""
@@ -363,6 +367,8 @@ class Answerer:
                     text = reply.text
             except ContextWindowError as e:  # too long after all: fit to the window the
                 # server named (else halve), say so, retry
+                if e.context_window:
+                    self._windows[_model_key(model)] = e.context_window
                 if len(kept) <= 1 or attempt == MAX_RETRIES:
                     raise
                 fitted = (self._fit_window(e.context_window, question, kept, findings)
@@ -404,11 +410,13 @@ class Answerer:
     def _fit(self, model: ChatModel, question: str, results: list[RetrievalResult],
              findings: Sequence[Finding], response: ChatResponse) -> list[RetrievalResult]:
         """The best-ranked passages whose prompt fits the model's context window with room for
-        the answer (`llm_max_tokens`); the window is the server's when it says, else the
-        `llm_context_window` setting (0: unknown, nothing left out).
+        the answer (`llm_max_tokens`); the window is the server's when it says (or said in an
+        earlier overflow error), else the `llm_context_window` setting (0: unknown, nothing
+        left out).
         """
         probe = getattr(model, "context_window", None)  # optional in the ChatModel protocol
-        window = (probe() if callable(probe) else None) or self.settings.llm_context_window
+        window = ((probe() if callable(probe) else None) or self._windows.get(_model_key(model))
+                  or self.settings.llm_context_window)
         if not window:
             return results
         kept = self._fit_window(window, question, results, findings)
@@ -440,6 +448,11 @@ def attach_passages(cited: Sequence[Source], text_with_ids: str,
                              [(e.chunk_id, e.start_char, e.end_char) for e in extracts], filed)
     for source in cited:
         source.passages = support.get(source.id or "", [])
+
+
+def _model_key(model: ChatModel) -> tuple[str, str]:
+    """(endpoint, model name) of a chat model, for what is learnt about it."""
+    return str(getattr(model, "base_url", "")), model.name
 
 
 def _tokens(messages: Sequence[dict[str, str]]) -> int:

@@ -19,8 +19,9 @@ PASSAGES = [result(cid, f"Passage {i} says the launch is in Q{i % 4 + 1}. " + "f
 class StreamingModel:
     name = "streaming"
 
-    def __init__(self, window=None, overflow_once=False):
+    def __init__(self, window=None, overflow_once=False, overflow_window=4096):
         self.window = window
+        self.overflow_window = overflow_window
         self.overflow_once = overflow_once
         self.prompts: list[str] = []
 
@@ -31,7 +32,7 @@ class StreamingModel:
         self.prompts.append(messages[-1]["content"])
         if self.overflow_once:
             self.overflow_once = False
-            raise ContextWindowError("too long", prompt_tokens=9000, context_window=4096)
+            raise ContextWindowError("too long", prompt_tokens=9000, context_window=self.overflow_window)
         yield "The launch "
         yield f"is in Q2 [C:{IDS[0]}]."
 
@@ -80,3 +81,20 @@ def test_a_server_overflow_halves_the_passages_and_says_so():
     assert deltas == ["The launch ", f"is in Q2 [C:{IDS[0]}]."]  # the retry streams too
     assert sum(f"C:{cid} |" in model.prompts[1] for cid in IDS) == len(IDS) // 2
     assert "4096-token" in (response.context_note or "")
+
+
+def test_a_window_learnt_from_an_overflow_fits_the_next_answer_at_once():
+    """A server that lists no window (llama-cpp-python) names it in its overflow error; the
+    next answer through the same endpoint and model is fitted before it is sent (a new chat
+    model per answer, as `Answerer.chat_model` makes them)."""
+    a = Answerer(FakeRetriever(PASSAGES), Settings(llm_backend="openai",
+                                                   openai_base_url="http://x/v1"))
+    models = [StreamingModel(overflow_once=True, overflow_window=2048), StreamingModel()]
+    a.chat_model = lambda backend=None: models.pop(0)  # type: ignore[method-assign]
+    first = a.ask("when is the launch", on_token=lambda _: None)
+    assert "2048-token" in (first.context_note or "")
+    second_model = models[0]
+    second = a.ask("when is the launch", on_token=lambda _: None)
+    kept = sum(f"C:{cid} |" in second_model.prompts[0] for cid in IDS)
+    assert 1 <= kept < len(IDS), "the first prompt sent is already fitted to 2048 tokens"
+    assert "2048-token" in (second.context_note or "")
