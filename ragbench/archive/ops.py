@@ -17,7 +17,6 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
@@ -95,23 +94,6 @@ def check(catalog: Catalog, archive: Archive) -> dict[str, Any]:
         "stray_entries": stray,
         "ok": not (missing or not_built or broken),
     }
-
-
-def rewrite_links(markdown: str, base_uri: str, target_for: Callable[[str], str | None]) -> str:
-    """Point the relative links of a view elsewhere: each target is resolved against the view's
-    URI to an archive URI and replaced by `target_for(uri)`; links it returns None for lose
-    their target (the label stays, as text).
-    """
-    base = PurePosixPath(base_uri).parent
-
-    def replace(match: re.Match[str]) -> str:
-        if _SCHEME.match(match.group(1)):  # http:, javascript:, file:... never followed
-            return "]"
-        uri = _normalize(base / unquote(match.group(1)))
-        new = target_for(uri) if uri else None
-        return f"]({new})" if new else "]"
-
-    return _LINK.sub(replace, markdown)
 
 
 def _normalize(path: PurePosixPath) -> str | None:

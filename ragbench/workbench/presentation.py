@@ -13,11 +13,10 @@ from ragbench.answer import ChatResponse, Source
 from ragbench.answer.anchors import ViewAnchor, anchor_in_view
 from ragbench.archive.folder import sanitize_name as archive_safe_name
 from ragbench.archive.markdown import md_escape
-from ragbench.archive.ops import rewrite_links
 from ragbench.archive.render import view_html
 from ragbench.contradictions import Finding
 from ragbench.graph.model import EDGE_TYPES
-from ragbench.graph.view import EDGE_COLOURS, ego_html, lens_colour
+from ragbench.graph.view import EDGE_COLOURS, lens_colour
 from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS
 from ragbench.ingest.uploads import sanitize_name as upload_safe_name
 from ragbench.models import CHUNK_TYPES
@@ -43,8 +42,8 @@ __all__ = [
     "lens_colour", "node_fields", "side_label", "REPORT_TEMPLATES", "ChatResponse", "Finding",
     "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
-    "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name", "ego_html",
-    "md_escape", "rewrite_links", "view_html", "upload_safe_name",
+    "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name",
+    "md_escape", "view_html", "upload_safe_name",
 ]
 
 DEFAULT_EDGE_TYPES = ("SIMILAR_TO", "TOPIC_OVERLAP")

@@ -8,7 +8,6 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragbench.graph.view import ego_html
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import DEFAULT_EDGE_TYPES, ego_chart
 
@@ -140,17 +139,3 @@ def test_the_graph_chart_keeps_document_text_in_data_values():
     assert evil.split(" ")[0] in nodes[0]["document"]  # data, drawn by Vega as text
     outside = json.dumps({k: v for k, v in spec.items() if k != "layer"})
     assert "script" not in outside and "example.invalid" not in outside
-
-
-def test_network_html_is_inline_and_escapes_document_text():
-    evil = "<script>alert('x')</script>"
-    ego = {"nodes": [{"id": "a", "lens": "engineering", "source_name": evil, "chunk_index": 0,
-                      "content_preview": evil, "hop_root": True},
-                     {"id": "b", "lens": "new-lens", "source_name": "b.md", "chunk_index": 1,
-                      "content_preview": "fine"}],
-           "edges": [{"source": "a", "target": "b", "type": "SIMILAR_TO", "weight": 0.9}]}
-    page = ego_html(ego)
-    assert "<script>alert" not in page and "</script> #0" not in page
-    assert "\\u0026lt;script\\u0026gt;" in page  # the tooltip, HTML-escaped inside the JSON
-    assert "unpkg" not in page and "cdnjs" not in page and "jsdelivr" not in page  # inline assets
-    assert "vis.Network" in page

@@ -192,19 +192,3 @@ def test_document_text_cannot_inject_markdown_or_html():
         hostile + "\n\nsecond", [Block(chunk_type="heading", start_char=0, end_char=8,
                                        heading_level=1)])
     assert re.search(r"(?<!\\)<", info_text) is None
-
-
-def test_rewrite_links_resolves_inside_the_archive_and_drops_schemes():
-    from ragbench.archive.ops import rewrite_links
-
-    view = ("[a](attachments/a%20%281%29.txt) [b](../other/x.md) [j](javascript:alert(1)) "
-            "[h](https://example.org/x) [up](../../../etc/passwd)")
-    seen = []
-
-    def target(uri):
-        seen.append(uri)
-        return "?doc=1" if uri == "archive/d/attachments/a (1).txt" else None
-
-    out = rewrite_links(view, "archive/d/email.eml.md", target)
-    assert out == "[a](?doc=1) [b] [j] [h] [up]"
-    assert seen == ["archive/d/attachments/a (1).txt", "archive/other/x.md"]
