@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -34,13 +34,19 @@ from ragbench.answer.citations import (
     cited_passages,
     validate,
 )
-from ragbench.answer.disagreement import CONTRADICTION_RULE, prompt_block, relevant
+from ragbench.answer.disagreement import (
+    CONTRADICTION_RULE,
+    places_what_is_asked,
+    prompt_block,
+    relevant,
+)
 from ragbench.answer.disagreement import disagreement_text as _disagreement_text
 from ragbench.answer.extractive import (
     MIN_COVERAGE,
     NOT_FOUND,
     Extract,
     SentenceEmbedder,
+    asks_for_place,
     asks_for_value,
     extract,
     extractive_answer,
@@ -62,9 +68,15 @@ TokenSink = Callable[[str], None]
 __all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "CitedPassage", "Source",
            "attach_passages", "extractive_answer", "source_of"]
 MAX_RETRIES = 2
-FindContradictions = Callable[..., list[Finding]]
-"""`(chunk_ids)` → findings among them; `(chunk_ids, True)`: also among chunks near them."""
-"""find(chunk_ids) -> potential contradictions among those chunks."""
+class FindContradictions(Protocol):
+    """The contradiction search an answer uses (the workbench's, over its catalog and graph)."""
+
+    def __call__(self, chunk_ids: Sequence[str], wide: bool = False,
+                 places: bool = False) -> list[Finding]:
+        """Findings among `chunk_ids`; `wide`: also among chunks near them in the graph;
+        `places`: conflicting places too (asked for by "where…" questions).
+        """
+        ...
 
 
 class Source(BaseModel):
@@ -242,9 +254,13 @@ class Answerer:
         disputing: list[RetrievalResult] = []
         if contradictions is not None and len(results) > 1:
             start = time.perf_counter()
-            if asks_for_value(question):  # a disputed date or amount may sit a little lower
+            where = asks_for_place(question)
+            if where or asks_for_value(question):  # a disputed value may sit a little lower
                 findings = contradictions(valid_ids + self._wider(question, filters, valid_ids),
-                                          True)
+                                          True, places=where)
+                # places are compared for this question only: keep those about what it asks
+                findings = [f for f in findings
+                            if f.type != "place" or places_what_is_asked(question, f)]
             else:
                 findings = contradictions(valid_ids)
             disputing = self._disputing(findings, results, filters)
@@ -452,7 +468,7 @@ def attach_passages(cited: Sequence[Source], text_with_ids: str,
 
 def _model_key(model: ChatModel) -> tuple[str, str]:
     """(endpoint, model name) of a chat model, for what is learnt about it."""
-    return str(getattr(model, "base_url", "")), model.name
+    return str(getattr(model, "base_url", "")), str(getattr(model, "name", type(model).__name__))
 
 
 def _tokens(messages: Sequence[dict[str, str]]) -> int:

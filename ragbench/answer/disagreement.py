@@ -6,7 +6,9 @@ and both sides' statements share enough of the question's evidence words (half o
 one when a disputed value is stated by the best passages, i.e. the finding disputes the answer
 itself) and, when the extractive ranking is known, one side is among the passages that ranked
 best for the question or the finding disputes a value they state. A finding whose subject
-shares no word with the question is about something else and never stated.
+shares no word with the question is about something else and never stated; a `place` finding
+is stated only when both sides place what the question asks about (its words besides the
+names: "application logs" in "Where do application logs of the Frankfurt region live?").
 Each side is cited to its chunk and quoted as a reader would say it (a table row as its
 statement), the more authoritative lens (specs/002 order) first:
 
@@ -21,12 +23,14 @@ Detected"), with the instruction to say that the sources disagree and cite both 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from ragbench.answer.extractive import Extract, question_terms
 from ragbench.answer.passages import clean, passages
 from ragbench.contradictions import Finding
+from ragbench.contradictions.detector import place_nouns
 from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult
 
@@ -114,6 +118,8 @@ def relevant(
         if f.subject and not set(content_words(f.subject)) & q:
             continue  # about something else ("Tidepool GA" for a question on Almanac 4.0 GA)
         words = [set(content_words(str(s.get("span") or ""))) & q for s in sides]
+        if f.type == "place" and not places_what_is_asked(question, f):
+            continue
         if f.type == "priority" and any(w.startswith("priorit") for w in q):
             words = [w | {t for t in q if t.startswith("priorit")} for w in words]
         shared = (topic & q) | words[0] | words[1]
@@ -130,6 +136,25 @@ def relevant(
         if f.topic not in {o.topic for o in out}:
             out.append(f)
     return out[:limit]
+
+
+def places_what_is_asked(question: str, finding: Finding) -> bool:
+    """Whether both sides of a `place` finding place the thing the question asks about: its
+    words besides the names ("application logs" in "Where do application logs of the
+    Frankfurt region live?"), not only the places themselves.
+    """
+    thing = question_terms(question) - _named(question, finding)
+    return bool(thing) and all(
+        set(content_words(str(side.get("span") or ""))) & thing for side in finding.chunks)
+
+
+def _named(question: str, finding: Finding) -> set[str]:
+    """Stems of the names in a question and of the places a finding disputes, with the nouns
+    those names qualify ("Frankfurt region"): the where, not the what.
+    """
+    names = " ".join([*re.findall(r"\b(?:[A-Z][a-z]+|[A-Z]{2,})\b", question[1:]),
+                      *finding.values])
+    return set(content_words(names)) | place_nouns(question)
 
 
 def _label(result: RetrievalResult | None, side: dict[str, Any]) -> str:

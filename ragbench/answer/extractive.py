@@ -234,6 +234,19 @@ def asks_for_value(question: str) -> bool:
     return bool(_WHEN.search(question) or _HOW_MUCH.search(question))
 
 
+_WHERE = re.compile(r"^\s*where\b|\bwhere (?:do|does|did|is|are|was|were|will|would|should)\b|"
+                    r"\b(?:in|to) (?:what|which) (?:country|countries|region|city|place|"
+                    r"location|site|data ?cent(?:er|re)|cloud)\b|"
+                    r"\bwhich (?:country|region|city|location|site|data ?cent(?:er|re))\b", re.I)
+
+
+def asks_for_place(question: str) -> bool:
+    """Whether the question asks where something is ("where do the logs live?", "in which
+    region…"): its answer also looks for sources that put the thing in different places.
+    """
+    return bool(_WHERE.search(question))
+
+
 def is_digest(question: str) -> bool:
     """Whether the question asks for a summary or a list of risks/issues (grouped digest)."""
     return bool(_DIGEST.search(question))

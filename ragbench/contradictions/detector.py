@@ -15,7 +15,12 @@ Two layers:
   * `number`: both give amounts of one kind ($, %, or a count) and none are compatible
     (ranges and "above"/"below" bounds are honoured; "about"/"~" allow 6%);
   * `priority`: both name a #1 / top priority, about disjoint subjects;
-  * `negation`: near-identical statements (same subject words) where one is negated.
+  * `negation`: near-identical statements (same subject words) where one is negated;
+  * `place` (only when asked, `places=True`: answers to "where…" questions): both say where
+    the thing is ("in Frankfurt", "to the UK") and name no place in common, one of them a
+    place the other statement never mentions; 2+ shared subject words besides the places.
+    Off by default: without a gazetteer "in the EU" and "in Frankfurt" look different, so
+    the check runs only when the question itself asks where.
 Two statements are not compared when the values are for different periods ("10% in Q2 2026"
 and "15% by Q4 2026"), count different units, or the shared noun carries different names
 ("Frankfurt region" and "US data region"); the words about a value stop at the neighbouring
@@ -76,6 +81,21 @@ _NEGATION = re.compile(
     r"\b(not|never|won't|cannot|can't|isn't|aren't|doesn't|don't|no longer|"
     r"cancel(?:led|ed)|rejected)\b", re.I)
 _PRIORITY = re.compile(r"(#\s?1\b|number one|top priority|first priority)", re.I)
+_PLACE = re.compile(
+    r"\b(?:in|to|at|within|inside|into)\s+(?:the\s+)?((?:[A-Z][a-z]+|[A-Z]{2,})"
+    r"(?:\s+(?:[A-Z][a-z]+|[A-Z]{2,}))?)"
+    r"(?=\s*(?:[^\w\s]|$)|\s+(?:regions?|country|countries|city|cities|offices?|"
+    r"data ?cent(?:er|re)s?|datacent(?:er|re)s?|cloud|zones?|sites?|campus|area|state|"
+    r"province|headquarters)\b)")
+"""Where something is: a name of one or two capitalised words after a place preposition,
+standing alone ("in Frankfurt:", "to the UK.") or before a place noun ("in the UK region");
+"in the Team plan" names a plan, not a place. Case-sensitive, so a sentence's opening "In"
+is not a preposition before a name."""
+_NOT_PLACES = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "q", "h",
+    "fy", "section", "appendix", "table", "figure", "chapter", "part", "step", "phase",
+    "version", "release", "sprint", "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december"})
 
 
 class Claim(BaseModel):
@@ -98,6 +118,33 @@ class Claim(BaseModel):
     priority_words: dict[str, str] = {}
     """`priority_subject` stems with the words as written, for labels."""
     common: frozenset[str] = frozenset()
+    places: dict[str, str] = {}
+    """Places the sentence puts something in ("in Frankfurt"): lower case -> as written."""
+
+
+def _places(sentence: str) -> dict[str, str]:
+    """The places a sentence names after "in", "to", "at"... (not months, sections...)."""
+    found: dict[str, str] = {}
+    for m in _PLACE.finditer(sentence):
+        name = m.group(1)
+        first = name.split()[0].lower()
+        if (first in _NOT_PLACES or first in _VALUE_WORDS or first in STOPWORDS
+                or first in _MILESTONES):
+            continue
+        found.setdefault(name.lower(), name)
+    return found
+
+
+_NAMED_NOUN = re.compile(r"\b(?:[A-Z][a-z]+|[A-Z]{2,})\s+([a-z][a-z-]+)")
+
+
+def place_nouns(text: str) -> set[str]:
+    """Stems of the nouns a name qualifies ("Frankfurt region", "UK observability"): they
+    say which place, not what is put there, so they do not make two statements about the
+    same thing. A sentence's first word is capitalised anyway: it names nothing.
+    """
+    return {stem(m.group(1)) for m in _NAMED_NOUN.finditer(text)
+            if m.group(1) not in STOPWORDS and re.search(r"\w", text[:m.start()])}
 
 
 class Finding(BaseModel):
@@ -166,7 +213,7 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             amounts=amounts_, negated=bool(_NEGATION.search(sentence)),
             priority=bool(marker) and "priorit" in sentence.lower(),
             priority_subject=frozenset(about), priority_words=about,
-            common=common,
+            common=common, places=_places(sentence),
         ))
     return out
 
@@ -305,7 +352,32 @@ def _about_same(a: Claim, b: Claim, min_shared: int) -> frozenset[str]:
     return shared
 
 
-def _kind(a: Claim, b: Claim) -> tuple[str, Value | None, Value | None] | None:
+def _places_conflict(a: Claim, b: Claim) -> tuple[Value, Value] | None:
+    """Both put the same thing (2+ shared subject words besides the places) in places with
+    no name in common, and one side's place is not mentioned by the other at all ("logs
+    ... in Frankfurt" against "logs from the Frankfurt region ... to the stack in the UK"):
+    the two disputed places.
+    """
+    if not a.places or not b.places or a.places.keys() & b.places.keys():
+        return None
+    words_a = {w.lower() for w in _words(a.text)}
+    words_b = {w.lower() for w in _words(b.text)}
+    if (all(set(p.split()) <= words_b for p in a.places)
+            and all(set(p.split()) <= words_a for p in b.places)):
+        return None  # each side mentions the other's places: not one place against another
+    named = ({stem(w) for p in [*a.places, *b.places] for w in p.split()}
+             | place_nouns(a.text) | place_nouns(b.text))
+    shared = (a.subject & b.subject) - named - _GENERIC_CONTEXT
+    if len(shared) < 2:
+        return None
+    words = tuple((stem(w), w) for w in _words(a.text) if stem(w) in shared)
+    first, second = next(iter(a.places.values())), next(iter(b.places.values()))
+    return (Value("place", 0.0, 0.0, frozenset(shared), raw=first, words=words),
+            Value("place", 0.0, 0.0, frozenset(shared), raw=second, words=words))
+
+
+def _kind(a: Claim, b: Claim, places: bool = False,
+          ) -> tuple[str, Value | None, Value | None] | None:
     """The conflict type of two sentences about the same thing, with the disputed values."""
     if dates := _periods_conflict(a, b):
         return "date", *dates
@@ -315,22 +387,21 @@ def _kind(a: Claim, b: Claim) -> tuple[str, Value | None, Value | None] | None:
     if (a.negated != b.negated and min(len(a.subject), len(b.subject)) >= 4
             and len(a.subject & b.subject) >= 0.6 * len(union)):
         return "negation", None, None  # near-identical statements, one of them negated
+    if places and (where := _places_conflict(a, b)):
+        return "place", *where
     return None
 
 
-def _comparable(xs: list[Claim], ys: list[Claim]) -> Iterable[tuple[Claim, Claim]]:
-    """Sentence pairs that could conflict: both carry values (dates, amounts), or exactly one
-    is negated. Skipping the rest keeps large comparisons cheap.
+def _comparable(xs: list[Claim], ys: list[Claim],
+                places: bool = False) -> Iterable[tuple[Claim, Claim]]:
+    """Sentence pairs that could conflict: both carry values (dates, amounts), exactly one
+    is negated, or (`places`) both name places. Skipping the rest keeps comparisons cheap.
     """
-    valued_x = [c for c in xs if c.periods or c.amounts]
-    valued_y = [c for c in ys if c.periods or c.amounts]
-    for a in valued_x:
-        for b in valued_y:
-            yield a, b
     for a in xs:
+        valued = bool(a.periods or a.amounts)
         for b in ys:
-            if a.negated != b.negated and not ((a.periods or a.amounts)
-                                               and (b.periods or b.amounts)):
+            if ((valued and (b.periods or b.amounts)) or a.negated != b.negated
+                    or (places and a.places and b.places)):
                 yield a, b
 
 
@@ -345,7 +416,8 @@ def _side(c: Claim, value: Value | None = None) -> dict[str, Any]:
 
 def _note(kind: str, a: Claim, b: Claim) -> str:
     what = {"date": "different dates", "number": "different figures",
-            "priority": "different #1 priorities", "negation": "one side negates the other"}[kind]
+            "priority": "different #1 priorities", "negation": "one side negates the other",
+            "place": "different places"}[kind]
     ranked = sorted((c for c in (a, b) if c.lens in AUTHORITY), key=lambda c: AUTHORITY[c.lens])
     if len(ranked) == 2 and ranked[0].lens != ranked[1].lens:
         return (f"{what}: {ranked[0].lens} (authority {AUTHORITY[ranked[0].lens]}) vs "
@@ -381,6 +453,7 @@ def _claims_cached(chunk: dict[str, Any]) -> list[Claim]:
 def conflicts(
     chunks: Sequence[dict[str, Any]], min_shared: int = 2,
     pairs: Iterable[tuple[str, str]] | None = None, topic: str | None = None,
+    places: bool = False,
 ) -> list[Finding]:
     """Conflicting statements between chunks of different documents, best first.
 
@@ -388,6 +461,7 @@ def conflicts(
     by default every pair is compared. One finding per conflict type and document pair (the
     strongest conflicting sentences); #1-priority claims are clustered into one finding.
     `topic` keeps findings about it (`matches_topic`: stems, so "pricing" finds "priced").
+    `places` adds the `place` type (for answers to "where…" questions only).
     """
     by_chunk: dict[str, list[Claim]] = {}
     for chunk in chunks:
@@ -395,15 +469,17 @@ def conflicts(
     chunk_pairs = pairs if pairs is not None else combinations(list(by_chunk), 2)
     findings: dict[tuple[str, ...], Finding] = {}
     for x, y in chunk_pairs:
-        for a, b in _comparable(by_chunk.get(x, []), by_chunk.get(y, [])):
+        for a, b in _comparable(by_chunk.get(x, []), by_chunk.get(y, []), places):
             if a.root_id == b.root_id:
                 continue
             shared = _about_same(a, b, min_shared)
-            found = _kind(a, b) if shared else None
+            found = _kind(a, b, places) if shared else None
             if not found:
                 continue
             kind, va, vb = found
             key = (kind, *sorted((a.doc_id, b.doc_id)))  # one per document pair
+            if kind == "place":  # and, for places, per pair of places disputed
+                key += tuple(sorted(((va.raw if va else ""), (vb.raw if vb else ""))))
             finding = _finding(kind, a, b, va, vb, shared)
             if key not in findings or finding.score > findings[key].score:
                 findings[key] = finding
@@ -436,7 +512,7 @@ def matches_topic(finding: Finding, topic: str) -> bool:
 MIN_SCORE = 0.3
 """Findings scoring below this are not reported: a year against a day in a table header,
 a negation between two barely overlapping statements."""
-_TYPE_WEIGHT = {"priority": 0.9, "date": 0.8, "number": 0.8, "negation": 0.4}
+_TYPE_WEIGHT = {"priority": 0.9, "date": 0.8, "number": 0.8, "place": 0.7, "negation": 0.4}
 
 
 def _precision(value: Value) -> float:
@@ -495,8 +571,8 @@ def _finding(kind: str, a: Claim, b: Claim, va: Value | None, vb: Value | None,
     subject = _subject(va, vb, shared, a.text)
     if va is not None and vb is not None:
         values = [va.raw, vb.raw]
-        key = sorted(v.kind if v.kind[:1].isdigit() else f"{v.kind}{v.lo:g}-{v.hi:g}"
-                     for v in (va, vb))
+        key = sorted(v.kind if v.kind[:1].isdigit() else f"place:{v.raw.lower()}"
+                     if v.kind == "place" else f"{v.kind}{v.lo:g}-{v.hi:g}" for v in (va, vb))
     else:
         values = ["negated" if a.negated else "affirmed", "negated" if b.negated else "affirmed"]
         key = []

@@ -25,11 +25,12 @@ def find_contradictions(
     chunk_ids: Sequence[str] | None = None,
     topic: str | None = None,
     include_spec: bool = False,
+    places: bool = False,
 ) -> list[Finding]:
     """Potential contradictions among `chunk_ids` (default: every chunk of the catalog).
 
     `include_spec` adds the specs/002 cross-lens findings (topics by the spec's own key-term
-    function).
+    function). `places` adds conflicting places (`conflicts`: for "where…" questions).
     """
     ids = list(chunk_ids) if chunk_ids is not None else sorted(catalog.chunk_ids())
     rows = catalog.contradiction_rows(ids)
@@ -41,7 +42,7 @@ def find_contradictions(
         pairs = [(cid, ids_of[j]) for cid in rows if cid in g
                  for j, _, _ in g.edges_of(g.index[cid], LINKING_EDGES)
                  if ids_of[j] in wanted and cid < ids_of[j]]
-    found = conflicts(list(rows.values()), pairs=pairs, topic=topic)
+    found = conflicts(list(rows.values()), pairs=pairs, topic=topic, places=places)
     if include_spec:
         terms = {c: spec_key_terms(r["text"]) for c, r in rows.items()}
         spec = spec_findings(list(rows.values()), terms)

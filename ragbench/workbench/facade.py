@@ -113,7 +113,8 @@ class Workbench:
         )
         self.answer_service = AnswerService(
             self.answerer, self.catalog, self.settings,
-            lambda ids, wide=False: self._contradictions_among(ids, neighbours=wide))
+            lambda ids, wide=False, places=False: self._contradictions_among(
+                ids, neighbours=wide, places=places))
 
         self.library = LibraryArea(self)
         self.search = SearchArea(self)
@@ -178,15 +179,16 @@ class Workbench:
     def _graph_if_any(self) -> ContextGraph | None:
         return self.graph_service.current() if self.catalog.chunk_count() else None
 
-    def _contradictions_among(self, chunk_ids: Sequence[str],
-                              neighbours: bool = False) -> list[Finding]:
+    def _contradictions_among(self, chunk_ids: Sequence[str], neighbours: bool = False,
+                              places: bool = False) -> list[Finding]:
         """Contradictions among an answer's retrieved chunks and the graph neighbours of the
         best `CONTRADICTION_SEEDS` of them (at most `CONTRADICTION_NEIGHBOURS`): a cited
         statement is often disputed by a chunk the question did not retrieve ("March 15" in the
         ADR, "April" in a sync note); the answer can then cite that chunk too
         (`Answerer.ask` adds it to the sources). Answers ask for `neighbours` when the
-        question asks for a date or an amount; reports do not: a part states only
-        disagreements among what it retrieved.
+        question asks for a date, an amount or a place (`places`: then conflicting places are
+        looked for too); reports do not: a part states only disagreements among what it
+        retrieved.
         """
         ids = list(dict.fromkeys(chunk_ids))
         graph = self._graph_if_any() if neighbours else None
@@ -201,7 +203,8 @@ class Workbench:
                     if other not in ids:
                         near[other] = max(near.get(other, 0.0), weight)
             ids += sorted(near, key=lambda c: -near[c])[:CONTRADICTION_NEIGHBOURS]
-        return find_contradictions(self.catalog, self.graph_service.current, ids)
+        return find_contradictions(self.catalog, self.graph_service.current, ids,
+                                   places=places)
 
 
 CONTRADICTION_SEEDS = 3

@@ -236,7 +236,7 @@ def test_llm_prompt_carries_the_contradictions_and_the_rule():
     answerer = Answerer(Retriever(), Settings(llm_backend="openai"))  # type: ignore[arg-type]
     answerer.chat_model = lambda backend=None: Model()  # type: ignore[method-assign]
     r = answerer.ask("When is Tidepool GA planned?", references=False,
-                     contradictions=lambda ids, *wide: [finding()])
+                     contradictions=lambda ids, *wide, **kw: [finding()])
     system, user = Model.messages[0]["content"], Model.messages[1]["content"]
     assert "sources disagree" in system and "POTENTIAL CONTRADICTIONS" in user
     assert "[C:e00000000001]" in user.split("POTENTIAL CONTRADICTIONS")[1]
