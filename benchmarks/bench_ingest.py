@@ -484,8 +484,11 @@ def main() -> None:
         if missing and section not in args.skip:
             result["skipped"][section] = f"input folder absent: {', '.join(missing)}"
             args.skip.append(section)
-    sci = scifact_documents(args.scifact) if args.scifact.exists() else []
-    fix = fixture_documents(args.corpus) if args.corpus.exists() else []
+    # parsed only for the sections that read them (parsing the fixtures takes a while)
+    wants = set(needs) - set(args.skip)
+    sci = (scifact_documents(args.scifact)
+           if wants & {"chunking", "embedding", "embedding_runtimes"} else [])
+    fix = fixture_documents(args.corpus) if "chunking" in wants else []
     if "chunking" not in args.skip:
         size, overlap = settings.chunk_size, settings.chunk_overlap
         result["chunking"] = {
