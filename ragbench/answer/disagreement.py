@@ -12,9 +12,11 @@ names: "application logs" in "Where do application logs of the Frankfurt region 
 Each side is cited to its chunk and quoted as a reader would say it (a table row as its
 statement), the more authoritative lens (specs/002 order) first:
 
-    Sources disagree on ga tidepool: Almanac Product Roadmap 2026 (team-structured):
+    Sources disagree (Q3 2026 vs Q4 2026): Almanac Product Roadmap 2026 (team-structured):
     "Tidepool — Milestone: General availability; Target: Q3 2026" [C:...]; Market landscape
     (external-analyst): "... Tidepool, GA Q4 2026" [C:...].
+
+A long statement is quoted around its disputed value.
 
 For an LLM the same findings go into the prompt (specs/002 "Potential Contradictions
 Detected"), with the instruction to say that the sources disagree and cite both sides.
@@ -55,9 +57,24 @@ def _side_text(side: dict[str, Any], by_id: dict[str, RetrievalResult]) -> str:
             if p.start <= start < p.end or start <= p.start < end:
                 span = p.text
                 break
-    if len(span) > QUOTE_CHARS:
-        span = span[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-    return span
+    return _window(span, str(side.get("value") or ""))
+
+
+def _window(text: str, value: str, limit: int = QUOTE_CHARS) -> str:
+    """`text` cut to about `limit` characters at word boundaries: from the start when that
+    shows `value` with a few words after it, else around it (a long table row: "… Team
+    plan held at $49 until then").
+    """
+    if len(text) <= limit:
+        return text
+    at = text.find(value) if value and value not in _NOT_VALUES else -1
+    if at + len(value) + 20 <= limit:
+        return text[:limit].rsplit(" ", 1)[0] + " …"
+    start = text.rfind(" ", 0, at + len(value) + 20 - limit) + 1
+    end = start + limit
+    if end >= len(text):
+        return "… " + text[start:]
+    return "… " + text[start:end].rsplit(" ", 1)[0] + " …"
 
 
 Top = frozenset[tuple[str, int, int]] | set[tuple[str, int, int]]
@@ -132,10 +149,18 @@ def relevant(
         scored.append((len(shared) / len(q), -n, f))
     scored.sort(key=lambda item: (-item[0], -item[1]))
     out: list[Finding] = []
-    for *_, f in scored:  # one statement per topic: the same disagreement, once
-        if f.topic not in {o.topic for o in out}:
+    for *_, f in scored:  # the same disagreement once: by topic, or by what it disputes
+        if f.topic not in {o.topic for o in out} and _disputes(f) not in map(_disputes, out):
             out.append(f)
     return out[:limit]
+
+
+def _disputes(finding: Finding) -> tuple[str, frozenset[str], frozenset[str]]:
+    """What a finding disputes: type, values and subject stems ("team priced" and "pricing
+    team" at $49 vs $59 are one disagreement seen in two pairs of documents).
+    """
+    return (finding.type, frozenset(v.lower() for v in finding.values),
+            frozenset(content_words(finding.subject or finding.topic)))
 
 
 def places_what_is_asked(question: str, finding: Finding) -> bool:
@@ -177,8 +202,22 @@ def disagreement_text(
             parts.append(f"{_label(by_id.get(side['chunk_id']), side)}: \u201c{quote}\u201d "
                          f"[C:{side['chunk_id']}]")
         if len(parts) == 2:
-            lines.append(f"Sources disagree on {f.topic}: {parts[0]}; {parts[1]}.")
+            lines.append(f"Sources disagree {_about(f, _two_sides(f, top))}: "
+                         f"{parts[0]}; {parts[1]}.")
     return "\n".join(lines)
+
+
+def _about(finding: Finding, sides: Sequence[dict[str, Any]]) -> str:
+    """What is disputed, as a reader says it: the two stated sides' values ("($49 vs
+    $59)", "(#1 priority: onboarding vs data residency)"), else the topic's key words
+    ("on custom enterprise networking" for a negation).
+    """
+    values = [str(s.get("value") or "") for s in sides]
+    if len(values) == 2 and all(values) and values[0] != values[1] \
+            and not _NOT_VALUES & set(values):
+        what = "#1 priority: " if finding.type == "priority" else ""
+        return f"({what}{values[0]} vs {values[1]})"
+    return f"on {finding.topic}"
 
 
 def prompt_block(findings: Sequence[Finding], results: Sequence[RetrievalResult],

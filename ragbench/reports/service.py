@@ -361,8 +361,8 @@ class ReportService:
                 if cited_both < 2:
                     out.append(Suggestion(
                         kind="disagreement", part_id=p.part_id,
-                        text=f"Sources disagree on “{f.topic}” ({f.type}: {f.note}); the report "
-                        "does not state both sides."))
+                        text=f"Sources disagree on “{f.title or f.topic}” ({f.type}: {f.note}); "
+                        "the report does not state both sides."))
         return out
 
     def _model_suggestions(self, report: Report, model: ChatModel) -> list[Suggestion]:
