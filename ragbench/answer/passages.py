@@ -46,6 +46,8 @@ _FIGURE = re.compile(r"^[~≈<>]?\s*[$€£]?\s*\d[\d,.]*\s*(?:%|[kKmM]|bn)?$|^\
 _MARKUP = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 MIN_WORDS = 5
 MAX_CHARS = 600
+QUOTE_REACH = 300
+"""How far past a sentence end a quotation opened in it may close and keep one passage."""
 
 
 @dataclass
@@ -143,6 +145,8 @@ def _split_sentences(text: str, start: int) -> list[tuple[int, int]]:
         before = text[begin:m.start()]
         if _ABBREVIATION.search(before) or before.count("(") > before.count(")"):
             continue  # "Dr. No", "U.S. Army", "(c. 953 – c. 1029)": not a sentence end
+        if _open_quote(text[begin:stop], text[stop:stop + QUOTE_REACH]):
+            continue  # 'Tomasz: "… April 2026. Mid-March was …"': the quote is one passage
         spans.append((begin, stop))
         begin = m.end()
     spans.append((begin, len(text)))
@@ -160,6 +164,16 @@ def _split_sentences(text: str, start: int) -> list[tuple[int, int]]:
         if trail > lead:
             out.append((start + a + lead, start + a + trail))
     return out
+
+
+def _open_quote(sentence: str, after: str) -> bool:
+    """Whether `sentence` leaves a double quote open that `after` closes: a quoted remark
+    of several sentences stays whole rather than open with a dangling quotation mark. A
+    stray mark (no close within `QUOTE_REACH` characters) does not merge anything.
+    """
+    if sentence.count('"') % 2:
+        return '"' in after
+    return sentence.count("\u201c") > sentence.count("\u201d") and "\u201d" in after
 
 
 def _kind_of(text: str, standalone: bool) -> str:

@@ -211,6 +211,20 @@ def test_sentences_do_not_end_inside_brackets_or_after_abbreviations():
         "Rear Adm. J. Edward Snyder commanded the U.S. Navy battleship. It served in Vietnam."]
 
 
+def test_a_quoted_remark_of_several_sentences_is_one_passage():
+    text = ('- Tomasz: "Honestly, I\'d plan on the migration finishing in **April 2026**. '
+            'Mid-March was\n  always the optimistic version." Ines said the ADR date still '
+            'stands.\n\nThe band released \u201cGone. Again.\u201d in 1999. It sold well.\n\n'
+            'He is 6\'1" tall and plays guard. He said it was fine. He left the room quietly.')
+    assert [p.text for p in passages(text)] == [
+        'Tomasz: "Honestly, I\'d plan on the migration finishing in April 2026. Mid-March was '
+        'always the optimistic version."',
+        "Ines said the ADR date still stands.",
+        "The band released \u201cGone. Again.\u201d in 1999. It sold well.",
+        "He is 6'1\" tall and plays guard.",  # a stray mark that nothing closes merges nothing
+        "He said it was fine.", "He left the room quietly."]
+
+
 def test_llm_prompt_carries_the_contradictions_and_the_rule():
     from ragbench.answer.answerer import Answerer
     from ragbench.answer.llm import LLMReply
