@@ -304,6 +304,56 @@ def demo(samples: Path, work: Path) -> dict[str, Any]:
     }
 
 
+# --- who wrote / owns ... ---------------------------------------------------------------------
+
+_ROLE_LINE = re.compile(r"(?:^|\.\s+)\W*(Author|Authors|Owner|Deciders|Reviewers)\W*:\W*"
+                        r"(\w[^.;\n]*)", re.M)
+_VERB = {"author": "wrote", "authors": "wrote", "owner": "owns", "deciders": "decided on",
+         "reviewers": "reviewed"}
+
+
+def who(wb: Workbench) -> dict[str, Any]:
+    """"Who wrote / owns / decided / reviewed <document title>?" for every labelled role
+    line of the workspace's documents, found by a plain pattern here (not the answerer's),
+    one question per role and document: answered when the answer's first passage names the
+    line's first person and cites that document. Peer: the same answerer without the role
+    rule (`who_role` off).
+    """
+    import ragbench.answer.extractive as extractive
+
+    cases = []
+    for doc in wb.catalog.list_documents(status="indexed"):
+        text = wb.catalog.document_text(doc.doc_id) or ""
+        roles: set[str] = set()
+        for m in _ROLE_LINE.finditer(text):
+            role = m.group(1).lower()
+            if role in roles:
+                continue  # one question per role and document
+            roles.add(role)
+            name = " ".join(m.group(2).split()[:2]).strip(",")
+            title = doc.title or doc.source_id
+            cases.append((f"Who {_VERB[role]} {title}?", name, doc.doc_id))
+    out: dict[str, Any] = {"questions": len(cases)}
+    original = extractive.who_role
+    for peer in ("new", "without_role_rule"):
+        extractive.who_role = original if peer == "new" else (lambda q: None)
+        try:
+            answered, rows = 0, []
+            for question, name, doc_id in cases:
+                r = wb.answers.ask(question)
+                first = r.extracts[0] if r.extracts else None
+                doc_of = {s.id: s.documentId for s in r.sources if s.id}
+                ok = bool(first and name.lower() in first.text.lower()
+                          and doc_of.get(first.chunk_id) == doc_id)
+                answered += ok
+                rows.append({"question": question, "expected": name, "answered": ok,
+                             "first": first.text if first else r.answer})
+        finally:
+            extractive.who_role = original
+        out[peer] = {"answered": answered, "table": rows}
+    return out
+
+
 # --- latency ----------------------------------------------------------------------------------
 
 def latency(scifact: Path, work: Path, size: int, n: int) -> dict[str, Any]:
@@ -370,6 +420,7 @@ def main() -> None:
         result["hotpotqa"] = hotpot(wb, args.hotpot, args.limit)
     if not args.skip_demo:
         result["demo"] = demo(args.samples, args.work)
+        result["who"] = who(Workbench(args.work / "demo", Settings()))
     if not args.skip_latency:
         result["latency"] = latency(args.scifact, args.work, args.latency_size,
                                     args.latency_queries)

@@ -23,6 +23,9 @@ after the first pay for repeating a document (more for broad questions, so those
 several documents), earn for question words no pick holds yet (`NOVELTY`), and
 near-duplicates are skipped. "Summarise ... / What are the risks ... / overview" questions
 get a short digest grouped by lens (or by document when all sources share one lens).
+"Who wrote / owns / reviewed / approved / decided …?" questions are answered by the line
+that names who holds that role ("Author: …", "Owner: …" in a byline or a table row) of the
+document the question is about (`WhoRole`): such bylines are otherwise never answers.
 
 The constants were chosen by two-fold cross-validation on the hotpotqa-dev questions
 (`benchmarks/bench_answers.py`): `NOVELTY` and `BRIDGE_BONUS` over a 12-point grid, tuned on
@@ -99,6 +102,9 @@ DIGEST_GROUPS, DIGEST_PER_GROUP = 4, 2
 FRAMING_AS_WRITTEN = frozenset(("planned", "expected", "scheduled", "supposed", "due",
                                 "happen", "happens", "happening", "going"))
 ANSWER_TYPE_BONUS = 0.1
+ROLE_BONUS = 0.3
+"""For a passage that names who holds the role a "who wrote / owns …" question asks about
+(`WhoRole`): a byline is short and far in meaning from the question, yet it is the answer."""
 _WHEN = re.compile(r"^\s*(?:when|by when|until when|what (?:year|date|month|day|time|quarter|"
                    r"century|decade))\b|\bin (?:what|which) (?:year|month|quarter)\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:many|much|big|large|old|long|far|often|tall)\b|"
@@ -158,6 +164,8 @@ class _Candidate:
     """The first answerable passage of a document (its defining sentence, as a rule)."""
     weights: dict[str, float] = field(default_factory=dict)
     """The question words it holds, each with its share of the question's weight."""
+    says_who: bool = False
+    """It names who holds the role a "who wrote / owns …" question asks about (`WhoRole`)."""
 
 
 class _VectorCache:
@@ -227,6 +235,59 @@ def _answer_type_bonus(question: str, text: str) -> float:
     return 0.0
 
 
+_WHO = re.compile(r"\bwho(?:m|se)?\b|\bwhich (?:team|squad|person|people|group|department|"
+                  r"engineer|manager)\b", re.I)
+_ROLES = (  # (question words asking who did it, labels that say who, "<verb> by" phrasings)
+    (r"wrote|written|writes?|writers?|authors?|authored", r"authors?|written by|prepared by",
+     r"written|prepared|authored"),
+    (r"owns?|owned|owners?|responsible", r"owners?|responsible|accountable", r"owned"),
+    (r"review(?:s|ed|ers?)?", r"reviewers?|reviewed by", r"reviewed"),
+    (r"approv(?:e|es|ed|ers?|al)", r"approvers?|approved by", r"approved"),
+    (r"decid(?:e|es|ed|ers?)|decision", r"deciders?|decided by", r"decided"),
+)
+
+
+@dataclass(frozen=True)
+class WhoRole:
+    """What a "who wrote / owns / reviewed … ?" question asks: the labels that answer it
+    ("Author:", "Owner:", "written by Ines") and the question's stems that ask it.
+
+    Such labels sit in bylines and table cells, which are otherwise never answer sentences
+    (a byline says who wrote a document, not what it says); for this question they are the
+    answer.
+    """
+
+    says: re.Pattern[str]
+    terms: frozenset[str]
+
+    def answers(self, text: str, words: set[str], q_terms: set[str]) -> bool:
+        """Whether `text` names who holds the role for what the question is about: it has
+        the label, and it or what it is filed under (heading, document title) holds at least
+        half of the question's other words; an "Author:" line of another document does not
+        answer "Who wrote ADR-007?".
+        """
+        rest = q_terms - self.terms
+        return bool(self.says.search(text)) and len(rest & words) * 2 >= len(rest)
+
+
+def who_role(question: str) -> WhoRole | None:
+    """The role a "who …" question asks about, or None (see `WhoRole`)."""
+    if not _WHO.search(question):
+        return None
+    labels, verbs, terms = [], [], set()
+    for asks, says, by in _ROLES:
+        found = [w for w in WORD.findall(question) if re.fullmatch(asks, w, re.I)]
+        if found:
+            labels.append(says)
+            verbs.append(by)
+            terms |= {stem(w) for w in found}
+    if not labels:
+        return None
+    pattern = re.compile(rf"(?:^|[\s(.;|\u2014-])\**(?:{'|'.join(labels)})\**\s*:|"
+                         rf"\b(?:{'|'.join(verbs)}) by\s+(?-i:[A-Z])", re.I)
+    return WhoRole(pattern, frozenset(terms))
+
+
 def asks_for_value(question: str) -> bool:
     """Whether the question asks for a time or an amount ("when…", "how many…", "what does…
     cost"): the values sources dispute, so its answer looks wider for disagreement.
@@ -258,7 +319,8 @@ def is_broad(question: str) -> bool:
             or len(question_terms(question)) <= 2)
 
 
-def _candidates(q_terms: set[str], results: Sequence[RetrievalResult]) -> list[_Candidate]:
+def _candidates(q_terms: set[str], results: Sequence[RetrievalResult],
+                role: WhoRole | None = None) -> list[_Candidate]:
     out: list[_Candidate] = []
     for rank, result in enumerate(results):
         meta = set(content_words(" ".join(filter(None, (
@@ -267,14 +329,18 @@ def _candidates(q_terms: set[str], results: Sequence[RetrievalResult]) -> list[_
         siblings = passages(result.text)
         lead = result.chunk_index == 0
         for passage in siblings:
-            if not passage.answerable:
+            words = set(content_words(passage.text))
+            filed = meta | set(content_words(passage.heading))
+            says_who = role is not None and role.answers(passage.text, words | filed, q_terms)
+            if not passage.answerable and not (says_who and passage.kind == "byline"):
                 continue
             is_lead, lead = lead and passage.kind == "sentence", False
-            words = set(content_words(passage.text))
-            context = ((meta | set(content_words(passage.heading))) & q_terms) - words
+            if says_who and role is not None:  # "Owner: Tomasz" answers "who owns …"
+                words |= role.terms & q_terms
+            context = (filed & q_terms) - words
             out.append(_Candidate(passage, result, rank, siblings, words & q_terms, context,
                                   words=words, complete=q_terms <= words | context,
-                                  lead=is_lead))
+                                  lead=is_lead, says_who=says_who))
     return out
 
 
@@ -289,6 +355,16 @@ def _score(candidates: list[_Candidate], q_terms: set[str]) -> None:
         c.score = W_LEXICAL * c.coverage + W_RANK / (1 + c.rank)
 
 
+def _meant(c: _Candidate) -> str:
+    """The text whose meaning is compared with the question: the passage, and for a line
+    that says who wrote or owns something, the document title it is about too ("Author:
+    Ines Carvalho" alone is far in meaning from "Who wrote the residency design?").
+    """
+    if c.says_who and c.result.source_title:
+        return f"{c.result.source_title}: {c.passage.text}"
+    return c.passage.text
+
+
 def _add_meaning(question: str, shortlist: list[_Candidate],
                  embedder: SentenceEmbedder | None, budget_ms: float | None) -> None:
     """Cosines of the question and the shortlisted passages (as many as the budget allows at
@@ -299,13 +375,13 @@ def _add_meaning(question: str, shortlist: list[_Candidate],
     fits = VECTORS.affordable(embedder, budget_ms)
     if fits is not None:
         model = str(getattr(embedder, "model_id", id(embedder)))
-        cached = [c for c in shortlist if (model, c.passage.text) in VECTORS.items]
-        fresh = [c for c in shortlist if (model, c.passage.text) not in VECTORS.items]
+        cached = [c for c in shortlist if (model, _meant(c)) in VECTORS.items]
+        fresh = [c for c in shortlist if (model, _meant(c)) not in VECTORS.items]
         shortlist = cached + fresh[:max(0, fits - 1)]  # one text is the question
         if not fresh[:max(0, fits - 1)] and not cached:
             return
     try:
-        vectors = VECTORS.vectors(embedder, [question] + [c.passage.text for c in shortlist])
+        vectors = VECTORS.vectors(embedder, [question] + [_meant(c) for c in shortlist])
     except Exception as e:  # noqa: BLE001 - meaning is a refinement; words still answer
         logger.warning("extractive answer without embeddings: %s", e)
         return
@@ -463,12 +539,13 @@ def extract(
     q_terms = question_terms(question)
     if not q_terms or not results:
         return Extraction(text=NOT_FOUND)
-    candidates = _candidates(q_terms, results)
+    role = who_role(question)
+    candidates = _candidates(q_terms, results, role)
     if not candidates:
         return Extraction(text=NOT_FOUND)
     _score(candidates, q_terms)
     for c in candidates:
-        c.score += _answer_type_bonus(question, c.passage.text)
+        c.score += ROLE_BONUS if c.says_who else _answer_type_bonus(question, c.passage.text)
         if c.lead:
             c.score += LEAD_BONUS
     candidates.sort(key=lambda c: -c.score)

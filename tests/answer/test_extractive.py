@@ -211,6 +211,43 @@ def test_sentences_do_not_end_inside_brackets_or_after_abbreviations():
         "Rear Adm. J. Edward Snyder commanded the U.S. Navy battleship. It served in Vietnam."]
 
 
+DESIGN = """# Design: EU Data Residency
+
+Engineering design document ED-031. Author: Ines Carvalho (Head of Platform). Reviewers:
+Tomasz Ferreira, Security squad. Status: In review, 9 February 2026.
+
+## Summary
+
+This document describes how the EU data residency region will be built in Frankfurt. The
+design keeps customer data, backups and logs of EU workspaces inside the region.
+"""
+ADR = """# ADR-007: Migrate the metadata store to Postgres 16
+
+- **Status:** Accepted
+- **Deciders:** Tomasz Ferreira (CTO), Priya Anand (Query)
+
+ADR-007 moves the metadata store to Postgres 16 with a blue-green cutover in March 2026.
+"""
+
+
+def test_who_wrote_a_document_is_answered_from_its_byline_and_only_its_own():
+    results = [result("f00000000001", DESIGN, lens="engineering",
+                      title="Design: EU Data Residency"),
+               result("f00000000002", ADR, lens="engineering", title="ADR-007", rank=2)]
+    wrote = extract("Who wrote the EU data residency design?", results, 3, BagEmbedder())
+    assert wrote.extracts[0].text == "Author: Ines Carvalho (Head of Platform)."
+    assert wrote.extracts[0].chunk_id == "f00000000001"
+    decided = extract("Who decided to migrate to Postgres 16?", results, 3, BagEmbedder())
+    assert any(e.text.startswith("Deciders: Tomasz Ferreira") for e in decided.extracts)
+    # ADR-007 names no author: another document's "Author:" line is not its answer
+    author = extract("Who is the author of ADR-007?", results, 3, BagEmbedder())
+    assert not any("Ines Carvalho" in e.text for e in author.extracts)
+    # a question that does not ask who never gets a byline
+    said = extract("What does the EU data residency design say about logs?", results, 3,
+                   BagEmbedder())
+    assert said.extracts and not any("Author:" in e.text for e in said.extracts)
+
+
 def test_a_quoted_remark_of_several_sentences_is_one_passage():
     text = ('- Tomasz: "Honestly, I\'d plan on the migration finishing in **April 2026**. '
             'Mid-March was\n  always the optimistic version." Ines said the ADR date still '
