@@ -149,9 +149,12 @@ def relevant(
         scored.append((len(shared) / len(q), -n, f))
     scored.sort(key=lambda item: (-item[0], -item[1]))
     out: list[Finding] = []
+    seen: set[object] = set()
     for *_, f in scored:  # the same disagreement once: by topic, or by what it disputes
-        if f.topic not in {o.topic for o in out} and _disputes(f) not in map(_disputes, out):
+        keys: set[object] = {f.topic, _disputes(f)}
+        if not keys & seen:
             out.append(f)
+            seen |= keys
     return out[:limit]
 
 
@@ -196,14 +199,12 @@ def disagreement_text(
     top = _top(ranking)
     lines = []
     for f in findings:
-        parts = []
-        for side in _two_sides(f, top):
-            quote = _side_text(side, by_id)
-            parts.append(f"{_label(by_id.get(side['chunk_id']), side)}: \u201c{quote}\u201d "
-                         f"[C:{side['chunk_id']}]")
+        sides = _two_sides(f, top)
+        parts = [f"{_label(by_id.get(side['chunk_id']), side)}: "
+                 f"\u201c{_side_text(side, by_id)}\u201d [C:{side['chunk_id']}]"
+                 for side in sides]
         if len(parts) == 2:
-            lines.append(f"Sources disagree {_about(f, _two_sides(f, top))}: "
-                         f"{parts[0]}; {parts[1]}.")
+            lines.append(f"Sources disagree {_about(f, sides)}: {parts[0]}; {parts[1]}.")
     return "\n".join(lines)
 
 

@@ -329,10 +329,12 @@ def _candidates(q_terms: set[str], results: Sequence[RetrievalResult],
         siblings = passages(result.text)
         lead = result.chunk_index == 0
         for passage in siblings:
+            if not passage.answerable and (role is None or passage.kind != "byline"):
+                continue  # headings, labels; bylines only answer who-questions
             words = set(content_words(passage.text))
             filed = meta | set(content_words(passage.heading))
             says_who = role is not None and role.answers(passage.text, words | filed, q_terms)
-            if not passage.answerable and not (says_who and passage.kind == "byline"):
+            if not passage.answerable and not says_who:
                 continue
             is_lead, lead = lead and passage.kind == "sentence", False
             if says_who and role is not None:  # "Owner: Tomasz" answers "who owns …"
