@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-WORKSPACE ?= $(or $(RAGBENCH_WORKSPACE),./data)
+WORKSPACE ?= $(or $(RAGBENCH_WORKSPACE),./workspace)
 PORT ?= 8501
 ## The app listens on loopback only unless told otherwise (it has no login of its own).
 ADDRESS ?= 127.0.0.1

@@ -1,7 +1,7 @@
 """ragbench Streamlit app: navigation and the shared sidebar. UI only; all work is in ragbench.
 
 Run with `make run` (or `streamlit run app.py`). The workspace comes from $RAGBENCH_WORKSPACE
-(default ./data), the same one the CLI uses. Pages live in `app_pages/` (not auto-discovered by
+(default ./workspace), the same one the CLI uses. Pages live in `app_pages/` (not auto-discovered by
 Streamlit, so none runs without this shell) and get the Workbench from
 `app_pages.common.workbench()`; it is cached per workspace and settings hash, so saving other
 settings opens a fresh one. Opening a Workbench starts loading its embedding model in a
@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from app_pages.common import open_workbench, sidebar
-from ragbench.config import load_settings
+from ragbench.config import DEFAULT_WORKSPACE, load_settings
 from ragbench.errors import RagbenchError, SettingsError
 
 FAVICON = Path(__file__).resolve().parent / "assets" / "favicon.png"
@@ -29,7 +29,7 @@ def main() -> None:
     # web font host, which fails offline and tells that host the app is open
     st.set_page_config(page_title="ragbench", page_icon=str(FAVICON), layout="wide")
     started = time.perf_counter()
-    workspace = os.environ.get("RAGBENCH_WORKSPACE", "data")
+    workspace = os.environ.get("RAGBENCH_WORKSPACE", DEFAULT_WORKSPACE)
     try:
         settings = load_settings(workspace)
     except SettingsError as e:

@@ -36,7 +36,7 @@ from ragbench.errors import SettingsError
 
 SETTINGS_FILE = "settings.toml"
 ENV_PREFIX = "RAGBENCH_"
-DEFAULT_WORKSPACE = "data"
+DEFAULT_WORKSPACE = "workspace"
 
 # Fields whose change alters stored chunks or vectors (so stored data becomes stale).
 INGEST_FIELDS = (

@@ -2,7 +2,7 @@
 
 A command declares its own options, then hands a handler `(workbench, output) -> exit code` to
 `run`, which resolves the workspace (command option, else the group's or the top-level one,
-else $RAGBENCH_WORKSPACE, else ./data), loads the settings, opens the facade and turns every
+else $RAGBENCH_WORKSPACE, else ./workspace), loads the settings, opens the facade and turns every
 `RagbenchError` into one line: `error: ...` on stderr, or with `--json` the single JSON object
 `{"error": "..."}` on stdout. Exit codes: 0 done, 1 the command could not do its job, 2 bad
 settings (usage errors are handled in `ragbench.cli.main`, also exit 2).
@@ -30,7 +30,7 @@ WorkspaceOption = Annotated[
     str | None,
     typer.Option(
         "--workspace", metavar="DIR", show_default=False,
-        help="Workspace directory (default: $RAGBENCH_WORKSPACE, else ./data).",
+        help="Workspace directory (default: $RAGBENCH_WORKSPACE, else ./workspace).",
     ),
 ]
 JsonOption = Annotated[

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
-from ragbench.errors import NotFoundError
+from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.workbench import Workbench
 
 app = typer.Typer()
@@ -95,6 +95,10 @@ def load_samples(
         base = Path(folder)
         if not base.is_dir():
             raise NotFoundError(f"no such folder: {base}")
+        if base.resolve().is_relative_to(wb.workspace.resolve()):
+            raise InvalidRequestError(
+                f"{base} lies inside the workspace {wb.workspace}, whose own files are never "
+                "ingested: choose a workspace outside the samples folder")
         if wb.library.stats().documents and not force:
             out.emit({"loaded": False, "reason": "workspace already has documents"},
                      f"workspace {wb.workspace} already has documents; samples not loaded")

@@ -181,6 +181,10 @@ class Library:
         started = time.perf_counter()
         files, results, dir_roots = collect_files_with_roots(paths)
         own = self.workspace.resolve()
+        results += [
+            FileResult(path=str(f), status="skipped",
+                       reason="inside the workspace folder: its own files are never ingested")
+            for f in files if f.resolve().is_relative_to(own)]
         files = [f for f in files if not f.resolve().is_relative_to(own)]
 
         def load(path: Path) -> Item:

@@ -37,7 +37,7 @@ from pathlib import Path
 from ragbench.answer import Answerer
 from ragbench.answer.saved import AnswerService
 from ragbench.archive import ARCHIVE_DIR, Archive
-from ragbench.config import Settings, load_settings
+from ragbench.config import DEFAULT_WORKSPACE, Settings, load_settings
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
 from ragbench.embeddings import CachedEmbedder, make_embedder
@@ -77,7 +77,7 @@ class Workbench:
     """
 
     def __init__(
-        self, workspace: str | Path = "data", settings: Settings | None = None,
+        self, workspace: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
         repair_on_open: bool = True,
     ) -> None:
         self.workspace = Path(workspace)
