@@ -43,7 +43,7 @@ def write(workspace: Path, text: str) -> Path:
 def test_defaults_and_constants():
     s = Settings()
     assert (s.chunk_size, s.chunk_overlap, s.tokenizer) == (1024, 150, "cl100k_base")
-    assert (ENV_PREFIX, SETTINGS_FILE, DEFAULT_WORKSPACE) == ("RAGBENCH_", "settings.toml", "data")
+    assert (ENV_PREFIX, SETTINGS_FILE, DEFAULT_WORKSPACE) == ("RAGBENCH_", "settings.toml", "workspace")
     assert set(INGEST_FIELDS) <= set(Settings.model_fields)
     assert SettingsError is errors.SettingsError
 
