@@ -20,6 +20,7 @@ plus orphan vectors. Orphans are invisible and removed by `Workbench.recover` / 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -70,6 +71,8 @@ def _pause_point(name: str) -> None:
         if marker:
             Path(marker).write_text(name, encoding="utf-8")
         time.sleep(float(os.environ.get("RAGBENCH_PAUSE_SECONDS", "120")))
+
+logger = logging.getLogger(__name__)
 
 
 class _OriginalNotWritten(StoreError):
@@ -306,6 +309,12 @@ class Ingestor:
             result.status, result.error, result.reason = "failed", str(e), ""
             result.seconds = time.perf_counter() - start
             return [result]
+        except Exception as e:  # a defect on one file's way must not stop the batch
+            logger.exception("unexpected error while preparing %s", shown)
+            result.status, result.reason = "failed", ""
+            result.error = f"unexpected error while parsing or chunking: {type(e).__name__}: {e}"
+            result.seconds = time.perf_counter() - start
+            return [result]
         partial = partial_note(units[0].record.metadata)
         if partial:
             result.reason = f"{result.reason}; {partial}" if result.reason else partial
@@ -340,6 +349,10 @@ class Ingestor:
         except (StoreError, sqlite3.OperationalError) as e:  # e.g. a full disk: say so, go on
             result.status, result.error = "failed", f"not stored: {e}"
             return [result]
+        except Exception as e:  # nothing committed: the batch goes on, the leftovers are swept
+            logger.exception("unexpected error while storing %s", result.path)
+            result.status, result.error = "failed", f"not stored: {type(e).__name__}: {e}"
+            return [result]
         result.chunks = len(units[0].chunks)
         result.seconds = planned.own_seconds + time.perf_counter() - start
         children = [
@@ -364,7 +377,11 @@ class Ingestor:
         self._vectors()
         report = (lambda done, total: progress("embed", done, total)) if progress else None
         start = time.perf_counter()
-        embedder.embed(texts, progress=report)
+        try:
+            embedder.embed(texts, progress=report)
+        except Exception:  # e.g. a full disk under the cache: each file retries and fails alone
+            logger.exception("batch embedding failed; files are embedded one by one")
+            return
         elapsed = time.perf_counter() - start
         sizes = [sum(len(c.embedding_text) for u in p.units for c in u.chunks) for p in plans]
         for plan, size in zip(plans, sizes, strict=True):

@@ -12,6 +12,7 @@ file name and the OCR engine chosen by the `ocr` option (tesseract when installe
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from functools import partial
 
@@ -83,7 +84,7 @@ def parse_bytes(
     engine, why_not = resolve_ocr(ocr) if fmt in _OCR_FORMATS else (None, "")
     parser = get_parser(fmt, ParseContext(filename=filename, ocr=engine, ocr_unavailable=why_not))
     try:
-        return parser(data)
+        return scrub_surrogates(parser(data))
     except ParseError as e:
         raise type(e)(f"cannot parse {filename} as {fmt}: {e}") from e
     except RecursionError as e:
@@ -92,3 +93,31 @@ def parse_bytes(
         raise ParseError(
             f"cannot parse {filename} as {fmt}: {type(e).__name__}: {e}"
         ) from e
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def scrub_surrogates(parsed: ParsedDocument) -> ParsedDocument:
+    """Replace lone surrogates (code points U+D800–U+DFFF, which no UTF-8 text can hold) by
+    U+FFFD in every text of a parsed document.
+
+    Some PDF text layers decode to them (pypdf on unmapped glyphs); left in, they fail the
+    first UTF-8 encode (hashing, SQLite, JSON) far from the parser. One code point replaces
+    one, so block offsets stay valid.
+    """
+    parsed.text = _scrub(parsed.text)
+    parsed.title = _scrub(parsed.title) if parsed.title else parsed.title
+    for block in parsed.blocks:
+        block.section_path = _scrub(block.section_path)
+        block.ancestry_titles = [_scrub(t) for t in block.ancestry_titles]
+    parsed.metadata = {
+        k: _scrub(v) if isinstance(v, str) else [_scrub(x) for x in v] if isinstance(v, list)
+        else v
+        for k, v in parsed.metadata.items()}
+    return parsed
+
