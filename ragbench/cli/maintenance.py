@@ -19,17 +19,25 @@ def doctor(
     ctx: typer.Context,
     check_only: Annotated[bool, typer.Option(
         "--check-only", metavar="", help="Report without repairing.")] = False,
+    recover: Annotated[bool, typer.Option(
+        "--recover", metavar="",
+        help="First ingest again the stored originals the catalog does not list.")] = False,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
     """Check that catalog, FTS5, Chroma and the archive agree; repair drift.
 
     Exit 1 when they disagree and were not (or could not be) repaired. With --check-only
-    nothing is changed, not even the crash leftovers an ordinary open sweeps.
+    nothing is changed, not even the crash leftovers an ordinary open sweeps. Originals the
+    catalog does not list (a missing, empty or older catalog) are never removed: --recover
+    ingests them again.
     """
 
     def handle(wb: Workbench, out: Output) -> int:
-        report = wb.maintenance.doctor(repair=not check_only).model_dump(exclude_none=True)
+        if recover and check_only:
+            raise typer.BadParameter("--recover changes the workspace; drop --check-only")
+        report = wb.maintenance.doctor(repair=not check_only, recover=recover).model_dump(
+            exclude_none=True)
         out.emit(report, ", ".join(f"{k}={v}" for k, v in report.items()))
         return 0 if report["consistent"] or report.get("consistent_after") else 1
 

@@ -49,6 +49,7 @@ from ragbench.ingest.context import (
     document_header,
     make_summarizer,
 )
+from ragbench.ingest.originals import clear_pending, mark_leaving, mark_pending
 from ragbench.ingest.uploads import safe_file_name
 from ragbench.models import Block, Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
 from ragbench.parsers import parse_bytes
@@ -419,6 +420,7 @@ class Ingestor:
             folder = self.files_dir / unit.record.doc_id
             try:
                 folder.mkdir(parents=True, exist_ok=True)
+                mark_pending(folder, unit.record)
                 # a new file swapped in, never rewritten in place: the archive's copy of the
                 # original may be a hard link to the old one (see ArchiveItem.source)
                 incoming = folder / ".incoming.tmp"
@@ -436,6 +438,10 @@ class Ingestor:
             store.upsert([c.chunk_id for c in chunks], vectors, metas)
         _pause_point("after_vectors")
         # the archive entry is swapped in before the commit and removed again if it fails
+        kept_ids = {u.record.doc_id for u in units}
+        for doc_id in replaced:
+            if doc_id not in kept_ids:
+                mark_leaving(self.files_dir / doc_id)
         with self._archived(units):
             _pause_point("after_archive")
             with self.catalog.transaction() as tx:
@@ -444,6 +450,8 @@ class Ingestor:
                     self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
                     set_links(tx, unit.record)
         _pause_point("after_commit")
+        for unit in units:
+            clear_pending(self.files_dir / unit.record.doc_id)
         new_ids = {c.chunk_id for c in chunks}
         stale = [cid for cid in removed if cid not in new_ids]
         if stale:

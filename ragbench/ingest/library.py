@@ -25,6 +25,7 @@ from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
 from ragbench.ingest.ingestor import Ingestor, Planned, Progress
+from ragbench.ingest.originals import mark_leaving, original_file, read_source
 from ragbench.ingest.uploads import safe_file_name, screen_uploads
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, find_original, find_stale
 from ragbench.models import FileResult, IngestReport, NewDocument, Scalar
@@ -327,6 +328,43 @@ class Library:
             self._on_change(progress)
         return results
 
+    def recover_originals(self, doc_ids: Sequence[str],
+                          progress: Progress | None = None) -> IngestReport:
+        """Ingest again the stored originals `files/<doc_id>/` that the catalog does not list
+        (see `ragbench.ingest.originals`), each under its recorded source id and lens, so its
+        ids come back unchanged. Attachments come back with their parent. An original stored
+        before sources were recorded comes back in lens `recovered` under a new id, and its
+        old folder goes once the copy is stored.
+        """
+        started = time.perf_counter()
+        by_lens: dict[str, list[tuple[Item, str]]] = {}
+        for doc_id in doc_ids:
+            folder = self.files_dir / doc_id
+            original, source = original_file(folder), read_source(folder)
+            if original is None or (source is not None and source.parent_doc_id):
+                continue
+            shown = f"files/{doc_id}/{original.name}"
+            try:
+                data = original.read_bytes()
+            except OSError as e:
+                by_lens.setdefault("", []).append((FileResult(
+                    path=shown, status="failed", error=f"cannot read: {e.strerror or e}"), doc_id))
+                continue
+            lens = source.lens if source else "recovered"
+            source_id = source.source_id if source else f"recovered/{original.name}".lower()
+            by_lens.setdefault(lens, []).append(
+                (FileItem(data, original.name, source_id, shown), doc_id))
+        results: list[FileResult] = []
+        for lens, entries in by_lens.items():
+            out = self.ingest_items([item for item, _ in entries], lens or None, progress, None)
+            results += out
+            stored = {r.path for r in out if r.status in ("inserted", "updated", "skipped")}
+            known = self.catalog.all_doc_ids()
+            for item, old_id in entries:
+                if (isinstance(item, FileItem) and item.shown in stored and old_id not in known):
+                    shutil.rmtree(self.files_dir / old_id, ignore_errors=True)
+        return make_report(results, started)
+
     # --- removal -----------------------------------------------------------------------------
 
     def delete(self, doc_id: str) -> tuple[int, int]:
@@ -335,6 +373,8 @@ class Library:
         if record is None:
             raise NotFoundError(f"no document with id {doc_id!r} (see `ragbench stats`)")
         doc_ids = [doc_id, *self.catalog.children(doc_id)]
+        for d in doc_ids:
+            mark_leaving(self.files_dir / d)
         with self.catalog.transaction() as tx:
             removed = self.catalog.delete_documents(tx, doc_ids)
         self._vectors().delete(removed)
@@ -351,6 +391,9 @@ class Library:
         embedding cache): (documents, chunks) removed.
         """
         stats = self.catalog.stats()
+        if self.files_dir.is_dir():
+            for folder in self.files_dir.iterdir():
+                mark_leaving(folder)
         self.catalog.clear()
         self._vectors().reset()
         shutil.rmtree(self.files_dir, ignore_errors=True)

@@ -5,8 +5,9 @@ folder must belong to a stored document, and the archive's links must resolve. `
 reports drift and, when asked, repairs it: vectors re-derived from the embedding cache (no
 re-parse), vector metadata (doc_id, lens, chunk_type, chunk_index, page_number) rewritten from
 the catalog where it disagrees (a filter on it would return wrong hits), the FTS index rebuilt,
-stray folders removed, missing archive entries rebuilt, a saved context graph whose files
-disagree removed (the next use rebuilds it).
+crash leftovers under files/ removed (originals the catalog does not list are kept and
+reported: `recover` ingests them again), missing archive entries rebuilt, a saved context
+graph whose files disagree removed (the next use rebuilds it).
 
 Repairs run under the workspace write lock (`ragbench.store.lock`), so a document another
 process is storing (vectors written, catalog not yet committed) is waited for, never deleted.
@@ -29,6 +30,7 @@ from ragbench.archive.ops import check as archive_check
 from ragbench.embeddings import CachedEmbedder
 from ragbench.graph.model import ContextGraph, GraphError
 from ragbench.ingest.ingestor import vector_meta
+from ragbench.ingest.originals import clear_pending, is_pending, original_file
 from ragbench.store.catalog import Catalog
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore
@@ -94,9 +96,9 @@ class Doctor:
             return False
         return True
 
-    def stray_file_dirs(self, min_age: float = 0.0) -> list[str]:
-        """Folders under files/ whose document is not in the catalog (a crash leftover),
-        modified at least `min_age` seconds ago.
+    def _unlisted_dirs(self, min_age: float = 0.0) -> list[Path]:
+        """Folders under files/ whose document the catalog does not list (at least `min_age`
+        seconds old).
         """
         if not self.files_dir.exists():
             return []
@@ -106,10 +108,24 @@ class Doctor:
         for p in self.files_dir.iterdir():
             try:
                 if p.name not in known and (min_age <= 0 or p.stat().st_mtime <= cutoff):
-                    out.append(p.name)
+                    out.append(p)
             except OSError:  # removed meanwhile
                 continue
         return sorted(out)
+
+    def stray_file_dirs(self, min_age: float = 0.0) -> list[str]:
+        """Crash leftovers under files/: folders the catalog does not list that were still
+        being stored (`.pending`) or hold no original (see `ragbench.ingest.originals`).
+        """
+        return [p.name for p in self._unlisted_dirs(min_age)
+                if is_pending(p) or original_file(p) is None]
+
+    def unlisted_originals(self) -> list[str]:
+        """Committed originals the catalog does not list: the catalog is missing, empty or
+        older than the files. Never swept; `recover` ingests them again.
+        """
+        return [p.name for p in self._unlisted_dirs()
+                if not is_pending(p) and original_file(p) is not None]
 
     def sweep_files(self, min_age: float = 0.0) -> None:
         """Remove the stray folders under files/ (older than `min_age` seconds).
@@ -118,6 +134,9 @@ class Doctor:
         """
         for name in self.stray_file_dirs(min_age):
             shutil.rmtree(self.files_dir / name, ignore_errors=True)
+        for doc_id in self.catalog.all_doc_ids():  # committed, marker left by a crash after
+            if is_pending(self.files_dir / doc_id):
+                clear_pending(self.files_dir / doc_id)
 
     def sync_vectors(
         self, store: VectorStore, orphans: list[str] | None = None,
@@ -153,6 +172,7 @@ class Doctor:
         missing = sorted(catalog_ids - vector_ids)
         fts_ok = self.catalog.fts_integrity()
         stray_files = self.stray_file_dirs()
+        unlisted = self.unlisted_originals()
         archive = archive_check(self.catalog, self.archive)
         meta_drift = self.metadata_drift(store)
         graph_ok = self.graph_ok()
@@ -163,15 +183,22 @@ class Doctor:
             "missing_vectors": len(missing),
             "fts_ok": fts_ok,
             "stray_file_dirs": len(stray_files),
+            "unlisted_originals": len(unlisted),
             "archive_problems": sum(
                 len(archive[k]) for k in ("missing", "not_built", "broken_links")),
             "metadata_mismatches": len(meta_drift),
             "graph_ok": graph_ok,
         }
-        report["consistent"] = (not (orphans or missing or stray_files or meta_drift) and fts_ok
-                                and archive["ok"] and graph_ok)
+        report["consistent"] = (not (orphans or missing or stray_files or meta_drift or unlisted)
+                                and fts_ok and archive["ok"] and graph_ok)
+        if unlisted:
+            report["hint"] = (
+                f"{len(unlisted)} stored originals are not in the catalog (missing, empty or "
+                "restored from an older backup); they are kept: `ragbench doctor --recover` "
+                "ingests them again")
         if repair and not report["consistent"]:
-            self.sync_vectors(store, orphans, missing)
+            # with unlisted originals the catalog cannot say which vectors are orphans: keep all
+            self.sync_vectors(store, [] if unlisted else orphans, missing)
             if meta_drift:
                 store.update_metadata(  # type: ignore[attr-defined]  # see metadata_drift
                     list(meta_drift), list(meta_drift.values()))
@@ -184,7 +211,8 @@ class Doctor:
                 archive_build(self.catalog, self.archive, self.files_dir)
             report["repaired"] = True
             report["consistent_after"] = (
-                store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()
+                not unlisted
+                and store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()
                 and archive_check(self.catalog, self.archive)["ok"]
                 and not self.metadata_drift(store) and self.graph_ok()
             )

@@ -380,14 +380,23 @@ class MaintenanceArea(_Area):
             raise error
         return wb.embedder_loaded
 
-    def doctor(self, repair: bool = True) -> DoctorReport:
+    def doctor(self, repair: bool = True, recover: bool = False) -> DoctorReport:
         """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
-        `repair`.
+        `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
+        or older catalog) are first ingested again from `files/`.
         """
         from ragbench.store.vectors import ChromaVectors
 
+        recovered = None
+        if recover:
+            unlisted = self._wb.doctor_service.unlisted_originals()
+            report = self._wb.library_service.recover_originals(unlisted)
+            recovered = sum(1 for f in report.files
+                            if f.status in ("inserted", "updated") and f.reason != "attachment")
         store = ChromaVectors(self._wb.workspace / "chroma")
-        return DoctorReport(**self._wb.doctor_service.run(store, repair))
+        result = DoctorReport(**self._wb.doctor_service.run(store, repair))
+        result.recovered = recovered
+        return result
 
     def stale(self, target_version: int | None = None, check_originals: bool = True,
               ) -> list[StaleDocument]:

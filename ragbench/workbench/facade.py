@@ -130,13 +130,21 @@ class Workbench:
 
         Only under the write lock, taken if free right now: every `files/<doc_id>/` is written
         inside a store step that holds it, so with the lock free a folder the catalog does not
-        list is a leftover; with it held, it may be another process's document in flight.
+        list and still marked pending is a leftover; with it held, it may be another process's
+        document in flight. Originals the catalog does not list but that were committed (a
+        missing or older catalog) are never swept, nor their archive entries.
         """
         with self.write_lock.try_held() as held:
             if held:
                 try:
                     self.doctor_service.sweep_files()
-                    self.archive_folder.sweep(self.catalog.all_doc_ids(),
+                    unlisted = self.doctor_service.unlisted_originals()
+                    if unlisted:
+                        logger.warning(
+                            "%d stored originals are not in the catalog %s (missing, empty or "
+                            "older than the files); kept: `ragbench doctor --recover` ingests "
+                            "them again", len(unlisted), self.workspace / "catalog.sqlite")
+                    self.archive_folder.sweep(set(self.catalog.all_doc_ids()) | set(unlisted),
                                               min_age=ARCHIVE_SWEEP_MIN_AGE)
                 except OSError:  # e.g. a read-only archive/: opening must still work
                     logger.warning("crash leftovers not swept", exc_info=True)
@@ -150,7 +158,8 @@ class Workbench:
         is not drift (deleting them lost vectors). `doctor` repairs what is skipped here.
         """
         store = ChromaVectors(self.workspace / "chroma")
-        if self.repair_on_open and store.count() != self.catalog.chunk_count():
+        if (self.repair_on_open and store.count() != self.catalog.chunk_count()
+                and not self.doctor_service.unlisted_originals()):  # else orphans are unknowable
             with self.write_lock.try_held() as held:
                 if held and store.count() != self.catalog.chunk_count():
                     self.doctor_service.sync_vectors(store)

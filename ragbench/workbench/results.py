@@ -128,12 +128,15 @@ class DoctorReport(BaseModel):
     missing_vectors: int
     fts_ok: bool
     stray_file_dirs: int
+    unlisted_originals: int = 0
     archive_problems: int
     metadata_mismatches: int = 0
     graph_ok: bool = True
     consistent: bool
     repaired: bool | None = None
     consistent_after: bool | None = None
+    recovered: int | None = None
+    hint: str | None = None
 
 
 class GraphDegree(BaseModel):

@@ -31,6 +31,7 @@ def _stray(ws, name: str, age: float) -> None:
     folder = ws / "files" / name
     folder.mkdir(parents=True)
     (folder / "x.md").write_text("left by a crash")
+    (folder / ".pending").touch()  # a crash before the commit leaves the store step's marker
     then = time.time() - age
     os.utime(folder, (then, then))
 
