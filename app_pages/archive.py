@@ -1,9 +1,11 @@
 """Archive: documents as a tree (email threads with their attachments), each one's Markdown view
 and its original for download; an e-mail with replies shows its whole thread (every message in
-date order, this one marked) or itself alone. UI only; everything comes from `Workbench.archive_*`.
+date order, this one marked) or itself alone. UI only; everything comes from `wb.archive`.
 
-Document text is untrusted: views are rendered with `st.markdown` *without* unsafe_allow_html
-(Streamlit then escapes HTML), and ragbench escapes document text in the views it writes.
+Document text is untrusted: ragbench escapes document text in the views it writes, and a view
+is shown as the inert HTML of `view_html` (`ragbench.archive.render`: raw HTML shown as text,
+nothing fetched, only links between archive files kept) through `st.html`, never through
+`st.markdown`.
 """
 
 from __future__ import annotations

@@ -376,7 +376,7 @@ def save_settings(workspace: str | Path, settings: Settings) -> Path:
     path = Path(workspace) / SETTINGS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     defaults = Settings()
-    lines = ["# ragbench settings; see README.md 'Settings' for every key."]
+    lines = ["# ragbench settings; see docs/settings.md for every key."]
     for name in Settings.model_fields:
         value = getattr(settings, name)
         if name == "openai_api_key" or value == getattr(defaults, name):

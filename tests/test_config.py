@@ -1,4 +1,4 @@
-"""Settings: the model, the layers of load_settings, the errors, save_settings, the README table.
+"""Settings: the model, the layers of load_settings, the errors, save_settings, the docs table.
 
 Real files in tmp_path and the real environment (monkeypatch); the conftest clears every
 RAGBENCH_* / OPENAI_* variable before each test.
@@ -28,7 +28,7 @@ from ragbench.config import (
 )
 
 pytestmark = pytest.mark.unit
-README = Path(__file__).resolve().parents[1] / "README.md"
+SETTINGS_DOC = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
 
 def write(workspace: Path, text: str) -> Path:
@@ -356,25 +356,23 @@ def test_save_replaces_the_previous_file(tmp_path):
     assert read_settings_file(tmp_path) == {}
 
 
-# --- README -----------------------------------------------------------------------------------
+# --- docs/settings.md -------------------------------------------------------------------------
 
 
-def readme_settings_rows() -> dict[str, list[str]]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("\n## Settings\n"):]
-    section = section[: section.index("\n## ", 1)]
+def doc_settings_rows() -> dict[str, list[str]]:
+    section = SETTINGS_DOC.read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \|(.*)\|$", section, re.M)
     return {name: [cell.strip() for cell in rest.split("|")] for name, rest in rows}
 
 
-def test_every_settings_field_appears_in_readme():
-    text = README.read_text(encoding="utf-8")
+def test_every_settings_field_appears_in_the_settings_doc():
+    text = SETTINGS_DOC.read_text(encoding="utf-8")
     missing = [name for name in Settings.model_fields if f"`{name}`" not in text]
     assert missing == []
 
 
-def test_readme_settings_table_matches_the_code():
-    rows = readme_settings_rows()
+def test_settings_doc_table_matches_the_code():
+    rows = doc_settings_rows()
     assert list(rows) == list(Settings.model_fields)  # every field, in the code's order
     for name, field in Settings.model_fields.items():
         default_cell, valid_cell, meaning = rows[name]

@@ -45,7 +45,7 @@ app = typer.Typer(
     help="Grounded, cited answers over private documents.\n\n"
     "Every command takes --workspace DIR and --json, before or after its name.",
     epilog="Workspace: --workspace DIR, else $RAGBENCH_WORKSPACE, else ./workspace. Settings are "
-    "read from DIR/settings.toml and RAGBENCH_* variables (see README 'Settings'). Exit codes: "
+    "read from DIR/settings.toml and RAGBENCH_* variables (see docs/settings.md). Exit codes: "
     "0 done, 1 the command could not do its job, 2 bad usage or settings.",
     no_args_is_help=True,
     add_completion=False,

@@ -7,7 +7,7 @@ most `window` word pieces (sharing `overlap` pieces, cut on word-piece boundarie
 tokenizer's offsets), each window is embedded, and the chunk vector is the mean of the window
 vectors weighted by their word-piece counts, L2-normalised. Every token therefore contributes
 to the vector, and a chunk keeps one vector (one Chroma id = one catalog chunk id). The
-benchmark compares this with plain truncation on SciFact (README "Embeddings").
+benchmark compares this with plain truncation on SciFact (docs/benchmarks.md, "Embeddings").
 
 The OpenAI-compatible backend calls `{base_url}/embeddings` through the official `openai` client
 (no retries; failures become one-line `EmbeddingError`s); the server owns its window.

@@ -52,7 +52,8 @@ OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # Dynamic quantization: signed int8 weights with one scale per output channel. Per-tensor
 # scales (onnxruntime's default) cost too much here: on 150 SciFact texts the cosine to torch
-# was 0.905 min / 0.939 mean per-tensor vs 0.991 / 0.994 per-channel (README "Embeddings").
+# was 0.905 min / 0.939 mean per-tensor vs 0.991 / 0.994 per-channel (docs/benchmarks.md,
+# "Embeddings").
 INT8_WEIGHT_TYPE = "QInt8"
 INT8_PER_CHANNEL = True
 

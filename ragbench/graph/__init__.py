@@ -2,7 +2,7 @@
 
 `terms` finds key terms and time references, `build` computes edges without a Python loop
 over pairs, `model` holds, persists and queries the graph, `service` keeps it in step with the
-catalog, `view` renders a neighbourhood as inert HTML.
+catalog, `view` holds the colours of lenses and edge types for the graph views.
 """
 
 from ragbench.graph.model import EDGE_TYPES, ContextGraph, GraphError, GraphParams

@@ -5,7 +5,7 @@
 - `vector`: cosine similarity in Chroma; every hit is resolved through the catalog, so orphan
   vectors and filtered-out chunks never surface.
 - `hybrid`: fusion of the two candidate lists (RRF with a vector weight, or min-max normalised
-  score fusion), tuned on SciFact (README "Retrieval").
+  score fusion), tuned on SciFact (docs/benchmarks.md, "Retrieval").
 - `balanced`: the best `chunks_per_lens` hybrid results of every lens (specs/002), interleaved
   by rank so no single point of view crowds out the others.
 - `graph`: hybrid seeds expanded over the context graph and re-ranked by relevance and lens

@@ -76,7 +76,7 @@ FTS_STOPWORDS = frozenset(
 """Words left out of full-text queries: Lucene's English stop set (also bm25s's), the 33 most
 frequent function words. Not the wider `ragbench.lexical.STOPWORDS`: that one also drops words
 that carry a query's meaning ("more", "after", "before", "only", "under", "who", "which"), and
-with it FTS ranked below stemmed bm25s on SciFact (README "Retrieval")."""
+with it FTS ranked below stemmed bm25s on SciFact (docs/benchmarks.md, "Retrieval")."""
 
 
 def fts_query(text: str) -> str:

@@ -3,12 +3,11 @@
 Collections are created with `embedding_function=None` (Chroma's default function downloads a
 model) and cosine space; vectors are always passed explicitly.
 
-HNSW is tuned for recall, not for the last millisecond: Chroma's default `ef_search` (100) missed
-3% of the exact top 100 on SciFact (5,194 chunks) and made rankings differ between processes
-(the graph's unsaved tail is rebuilt in each process, so an approximate search could return a
-different neighbour set), which moved `ragbench eval` scores by up to ±0.0006 between runs.
-`EF_SEARCH` = 1000 gave recall@10 and recall@100 of 1.0 against exact search there, at about
-11 ms p50 per query instead of 4 ms; collections made before are raised to it when opened.
+HNSW is tuned for recall, not for the last millisecond: with Chroma's default `ef_search` the
+approximate search missed part of the exact top 100 and rankings could differ between
+processes, so `EF_SEARCH` is raised until the search matches exact search on SciFact
+(measurement: docs/benchmarks.md, "Vector index"); collections made before are raised to it
+when opened.
 
 Metadata is flat JSON-safe scalars only (None values are dropped); everything else lives in
 SQLite.
@@ -44,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 COLLECTION = "chunks"
 EF_SEARCH = 1000
-"""HNSW candidate list size at query time (see the module docstring for the measurement)."""
+"""HNSW candidate list size at query time (why: the module docstring)."""
 GENERATION_FILE = ".ragbench-generation"
 """A token replaced after every write, so other processes know to reopen (module docstring)."""
 HNSW_CONFIG: CreateHNSWConfiguration = {

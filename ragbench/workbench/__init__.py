@@ -1,5 +1,5 @@
-"""The facade: `Workbench(workspace)` with its areas (library, search, answers, graph,
-archive, maintenance) returning the typed models of `results`. Faces import only this.
+"""The facade: `Workbench(workspace)` with its areas (library, search, answers, chats, reports,
+graph, archive, maintenance) returning the typed models of `results`. Faces import only this.
 """
 
 from ragbench.workbench.facade import Workbench
