@@ -3,9 +3,11 @@
 Security defaults: the server binds to loopback; a bearer token (`ServiceOptions.token`) is
 required on every `/v1` route when set and must be set for any other bind address
 (`ragbench serve` refuses otherwise). The token is compared in constant time and never logged.
-CORS is off unless origins are given. Request bodies over `max_request_mb` are refused with
-413 before they are read whole; uploads over the workspace's `max_upload_mb` are refused per
-file by the library (nothing stored).
+CORS is off unless origins are given. `ragbench.service.guards` sits in front of every route:
+a Host header that is neither loopback nor in `allowed_hosts` gets 421, a browser's cross-site
+write gets 403 (token or not), and a body over `max_request_mb` gets 413 as soon as that many
+bytes arrived, declared or chunked. Uploads over the workspace's `max_upload_mb` are refused
+per file by the library (nothing stored).
 
 Work runs in FastAPI's thread pool (sync routes): the catalog has one SQLite connection per
 thread and every change is its own transaction, so questions are answered side by side; batch
@@ -24,7 +26,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -34,6 +36,7 @@ from starlette.exceptions import HTTPException
 from ragbench.errors import InvalidRequestError, RagbenchError
 from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
 from ragbench.service import errors
+from ragbench.service.guards import BodyLimit, CrossSiteGuard, HostGuard, is_loopback
 from ragbench.service.schemas import (
     ChatApiResponse,
     ChatRequest,
@@ -59,7 +62,6 @@ from ragbench.workbench.presentation import (
 )
 from ragbench.workbench.results import CitationTarget, DeleteResult, DocumentDetail, WorkspaceStats
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MODEL_PREFIX = "ragbench"
 
 
@@ -74,11 +76,9 @@ class ServiceOptions(BaseModel):
     token: str | None = Field(None, repr=False, description="bearer token; None = no auth")
     cors_origins: list[str] = Field(default_factory=list, description="empty: CORS off")
     max_request_mb: int = Field(256, ge=1, description="largest request body accepted")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` only accepts connections from this machine."""
-    return host in LOOPBACK or host.startswith("127.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host names served besides loopback ('name' for "
+                                          "any port, 'name:port' for one)")
 
 
 def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
@@ -92,21 +92,12 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
         responses={400: {"model": errors.ErrorResponse}, 404: {"model": errors.ErrorResponse}},
     )
     errors.install(app)
-    if options.cors_origins:
+    app.add_middleware(BodyLimit, limit=options.max_request_mb * 1024 * 1024)
+    app.add_middleware(CrossSiteGuard, trusted_origins=options.cors_origins)
+    app.add_middleware(HostGuard, allowed_hosts=options.allowed_hosts)
+    if options.cors_origins:  # outermost: refusals reach an allowed page with CORS headers
         app.add_middleware(CORSMiddleware, allow_origins=options.cors_origins,
                            allow_methods=["*"], allow_headers=["*"])
-    limit = options.max_request_mb * 1024 * 1024
-
-    @app.middleware("http")
-    async def _size_limit(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > limit:
-            return errors.error_response(
-                413, "payload_too_large",
-                f"request body of {int(length)} bytes is over the limit of "
-                f"{options.max_request_mb} MB")
-        response: Response = await call_next(request)
-        return response
 
     def authorize(credentials: Annotated[HTTPAuthorizationCredentials | None,
                                          Depends(_BEARER)]) -> None:

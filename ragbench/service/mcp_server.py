@@ -21,6 +21,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.exceptions import ToolError as ToolFailure
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 
 from ragbench.errors import RagbenchError
@@ -31,6 +32,21 @@ from ragbench.workbench.presentation import ReportBrief
 SPEC_NAMES = {"report_complete_part": "essay_complete_part",
               "report_tune_part": "essay_tune_part", "report_suggest": "essay_suggest"}
 """ragbench tool name -> the specs/000 name of the same tool."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def mcp_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection of the HTTP transport (the SDK answers 421 to another Host,
+    403 to another browser Origin): loopback names and `allowed_hosts`, with or without a
+    port (an entry with a port allows that port only), the same rule as `ragbench serve`.
+    """
+    hosts: list[str] = []
+    for name in [*LOOPBACK_HOSTS, *allowed_hosts]:
+        has_port = name.rsplit("]", 1)[-1].count(":") == 1
+        hosts += [name] if has_port else [name, f"{name}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=hosts, allowed_origins=origins)
 
 
 def _json(value: Any) -> str:
@@ -151,4 +167,4 @@ def create_mcp(wb: Workbench) -> MCPServer:
     return server
 
 
-__all__ = ["SPEC_NAMES", "create_mcp"]
+__all__ = ["SPEC_NAMES", "create_mcp", "mcp_security"]

@@ -31,10 +31,17 @@ DOCS = {
 }
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without ragbench settings or an OpenAI endpoint."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("RAGBENCH_", "OPENAI_"))}
+
+
 class Server:
     """`ragbench serve` in a subprocess on a free port."""
 
-    def __init__(self, workspace: Path, host: str, token_file: Path | None, log: Path) -> None:
+    def __init__(self, workspace: Path, host: str, token_file: Path | None, log: Path,
+                 env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         args = [sys.executable, "-m", "ragbench.cli", "--workspace", str(workspace), "serve",
@@ -42,9 +49,8 @@ class Server:
         if token_file:
             args += ["--token-file", str(token_file)]
         self.log = log
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RAGBENCH_")}
         self.proc = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                                     env=env)
+                                     env={**clean_env(), **(env or {})})
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -225,10 +231,11 @@ def test_token_is_required_off_loopback(server: Server):
     assert {"/v1/chat", "/v1/chat/completions", "/v1/reports"} <= set(docs["paths"])
 
 
-def test_serve_refuses_a_network_bind_without_token(tmp_path):
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.attacker.example", "127.0.0.1.nip.io"])
+def test_serve_refuses_a_network_bind_without_token(tmp_path, host):
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGBENCH_")}
     done = subprocess.run([sys.executable, "-m", "ragbench.cli", "--workspace",
-                           str(tmp_path / "ws"), "serve", "--host", "0.0.0.0", "--json"],
+                           str(tmp_path / "ws"), "serve", "--host", host, "--json"],
                           capture_output=True, text=True, env=env, timeout=CALL_TIMEOUT)
     assert done.returncode == 2
     assert "set a bearer token" in json.loads(done.stdout)["error"]
