@@ -210,9 +210,7 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
                     streamed = True
                     yield chunk({"content": value})
                 elif kind == "error":
-                    _, code = (errors.status_of(value) if isinstance(value, RagbenchError)
-                                    else (500, "internal_error"))
-                    yield _sse({"error": {"code": code, "message": str(value)}})
+                    yield _sse({"error": _stream_error(value)})
                     break
                 else:
                     if not streamed:  # extractive: the whole answer at once, in pieces
@@ -394,6 +392,17 @@ def _extras(response: ChatResponse) -> dict[str, Any]:
     return {"sources": [s.model_dump() for s in response.sources],
             "citations": [s.id for s in cited], "llm": response.llm,
             "fallback_reason": response.fallback_reason, "context_note": response.context_note}
+
+
+def _stream_error(error: Exception) -> dict[str, str]:
+    """The error event of a stream whose status line is sent; internal errors are logged."""
+    if isinstance(error, RagbenchError):
+        status, code = errors.status_of(error)
+        if status < 500 or code != "internal_error":
+            return {"code": code, "message": str(error)}
+    errors.log_internal(None, error)
+    return {"code": "internal_error",
+            "message": f"internal error ({type(error).__name__}); see the server log"}
 
 
 def _usage(response: ChatResponse) -> dict[str, int]:

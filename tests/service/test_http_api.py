@@ -171,6 +171,29 @@ def test_search_documents_chunks_archive_and_stats(api: httpx.Client):
     assert api.get("/v1/stats").json()["documents"] == 2
 
 
+def test_archive_misses_are_404_and_internal_errors_are_logged(server: Server,
+                                                                api: httpx.Client):
+    doc = api.get("/v1/documents").json()[0]
+    folder = doc["archive_path"]  # archive/<doc_id>
+    for uri, words in ((f"{folder}/no-such-file.md", "no file"),
+                       (folder, "is a folder"), (f"{folder}/attachments/x.pdf", "no file")):
+        for route in ("view", "download"):
+            response = api.get(f"/v1/archive/{route}/{uri}")
+            assert error_of(response, 404) == "not_found", (route, uri)
+            message = response.json()["error"]["message"]
+            assert uri in message and words in message
+            assert str(server.workspace) not in message  # type: ignore[attr-defined]
+    # a bug (here a symlink loop in the archive) is a JSON 500 and a logged traceback
+    loop = server.workspace / folder / "loop"  # type: ignore[attr-defined]
+    (loop.parent / "loop2").symlink_to(loop)
+    loop.symlink_to(loop.parent / "loop2")
+    response = api.get(f"/v1/archive/view/{folder}/loop")
+    assert error_of(response, 500) == "internal_error"
+    assert str(server.workspace) not in response.text  # type: ignore[attr-defined]
+    log = server.log.read_text(errors="replace")
+    assert "internal error in GET /v1/archive/view/" in log and "Traceback" in log
+
+
 def test_upload_and_delete_a_document(api: httpx.Client):
     report = api.post("/v1/documents", data={"lens": "notes"},
                       files=[("files", ("memo.md", b"# Memo\n\nThe offsite is in Lisbon.\n")),
