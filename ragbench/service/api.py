@@ -24,11 +24,13 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
@@ -90,6 +92,7 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
                     '`{"error": {"code", "message"}}`. Routes under /v1 need '
                     "`Authorization: Bearer <token>` when the server has a token.",
         responses={400: {"model": errors.ErrorResponse}, 404: {"model": errors.ErrorResponse}},
+        docs_url=None, redoc_url=None, openapi_url=None,  # served below, behind the token
     )
     errors.install(app)
     app.add_middleware(BodyLimit, limit=options.max_request_mb * 1024 * 1024)
@@ -108,6 +111,16 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
             raise HTTPException(401, "missing or invalid bearer token",
                                 headers={"WWW-Authenticate": "Bearer"})
 
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(authorize)])
+    def openapi() -> dict[str, Any]:
+        """The OpenAPI schema (needs the token when the server has one)."""
+        return app.openapi()
+
+    @app.get("/docs", include_in_schema=False, dependencies=[Depends(authorize)])
+    def docs() -> HTMLResponse:
+        """Swagger UI (needs the token when the server has one)."""
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="ragbench API")
+
     writes = threading.Lock()
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
 
@@ -122,8 +135,11 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
 
     @v1.get("/stats", response_model=WorkspaceStats, tags=["service"])
     def stats() -> WorkspaceStats:
-        """Counts per lens, chunk type and format."""
-        return wb.library.stats()
+        """Counts per lens, chunk type and format; `workspace` is the workspace folder's name
+        (no server path leaves the server).
+        """
+        counts = wb.library.stats()
+        return counts.model_copy(update={"workspace": PurePath(counts.workspace).name})
 
     # --- answers --------------------------------------------------------------------------
 

@@ -168,7 +168,8 @@ def test_search_documents_chunks_archive_and_stats(api: httpx.Client):
     assert view.status_code == 200 and view.headers["content-type"].startswith("text/plain")
     original = api.get(f"/v1/archive/download/{shown['document']['archive_download_uri']}")
     assert original.status_code == 200 and b"12 dollars" in original.content
-    assert api.get("/v1/stats").json()["documents"] == 2
+    stats = api.get("/v1/stats").json()
+    assert stats["documents"] == 2 and stats["workspace"] == "ws"  # a name, not a path
 
 
 def test_archive_misses_are_404_and_internal_errors_are_logged(server: Server,
@@ -233,10 +234,12 @@ def test_bad_input_is_one_json_error_and_stores_nothing(server: Server, api: htt
                              json={"model": "gpt-9", "messages": [{"role": "user",
                                                                    "content": "hi"}]}),
                     400) == "invalid_request"
-    for uri in ("../catalog.sqlite", "..%2F..%2Fcatalog.sqlite", "/etc/passwd"):
+    for uri in ("../catalog.sqlite", "..%2F..%2Fcatalog.sqlite", "/etc/passwd",
+                "archive/x/..%2F..%2F..%2Fcatalog.sqlite", "archive/..%2F..%2Fetc/passwd"):
         response = api.get(f"/v1/archive/view/{uri}")
         assert response.status_code in (400, 404), (uri, response.text)
         assert "error" in response.json()
+        assert str(server.workspace) not in response.text  # type: ignore[attr-defined]
     huge = b"x" * (300 * 1024 * 1024)
     code = error_of(api.post("/v1/documents", content=huge,
                              headers={"Content-Type": "application/octet-stream"}), 413)
@@ -250,8 +253,14 @@ def test_token_is_required_off_loopback(server: Server):
         response = httpx.get(f"{server.url}/v1/stats", headers=headers, timeout=CALL_TIMEOUT)
         assert error_of(response, 401) == "unauthorized"
     assert httpx.get(f"{server.url}/health", timeout=CALL_TIMEOUT).status_code == 200
-    docs = httpx.get(f"{server.url}/openapi.json", timeout=CALL_TIMEOUT).json()
+    for path in ("/openapi.json", "/docs"):
+        response = httpx.get(f"{server.url}{path}", timeout=CALL_TIMEOUT)
+        assert error_of(response, 401) == "unauthorized", path
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    docs = httpx.get(f"{server.url}/openapi.json", headers=auth, timeout=CALL_TIMEOUT).json()
     assert {"/v1/chat", "/v1/chat/completions", "/v1/reports"} <= set(docs["paths"])
+    page = httpx.get(f"{server.url}/docs", headers=auth, timeout=CALL_TIMEOUT)
+    assert page.status_code == 200 and "swagger" in page.text.lower()
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "127.attacker.example", "127.0.0.1.nip.io"])
