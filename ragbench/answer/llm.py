@@ -24,7 +24,8 @@ from ragbench.errors import ContextWindowError, LLMError
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["ChatModel", "ContextWindowError", "LLMError", "LLMReply", "OpenAIChat", "error_cause",
+__all__ = ["ChatModel", "ContextWindowError", "LLMError", "LLMReply", "OpenAIChat",
+           "UnavailableModel", "error_cause",
            "llm_error", "openai_client"]
 
 # Local servers (llama.cpp, vLLM, Ollama) ignore the key, but the client insists on one.
@@ -59,6 +60,31 @@ class ChatModel(Protocol):
     ) -> Iterator[str]:
         """The completion for `messages` as text deltas, in order, as the model writes them."""
         ...
+
+
+class UnavailableModel:
+    """A chat model that could not be set up (no endpoint URL...): every call raises the
+    `LLMError` that said why, so callers apply their usual `llm_fallback` rule and record
+    the reason, exactly as for an endpoint that fails when called.
+    """
+
+    name = "unavailable"
+
+    def __init__(self, error: LLMError) -> None:
+        self.error = error
+
+    def complete(
+        self, messages: list[dict[str, str]], max_tokens: int = 512, temperature: float = 0.0,
+        json_mode: bool = False,
+    ) -> LLMReply:
+        """Raise the setup error."""
+        raise LLMError(str(self.error))
+
+    def stream(
+        self, messages: list[dict[str, str]], max_tokens: int = 512, temperature: float = 0.0,
+    ) -> Iterator[str]:
+        """Raise the setup error."""
+        raise LLMError(str(self.error))
 
 
 def openai_client(

@@ -217,6 +217,16 @@ def test_reports_round_trip(api: httpx.Client):
     assert again.json()["current"]["version"] == part["current"]["version"] + 1
     assert again.json()["history"][-1]["version"] == part["current"]["version"]
     assert again.json()["current"]["references"]
+    # no model endpoint is set: with llm_fallback on (the default) the part is written
+    # extractively and says why, as /v1/chat does
+    fallback = api.post(f"/v1/reports/{report['report_id']}/parts/{part['part_id']}/complete",
+                        json={"llm": "openai"})
+    assert fallback.status_code == 200, fallback.text
+    generation = fallback.json()["current"]["generation"]
+    assert generation["method"] == "extractive (fallback)"
+    assert "OPENAI_BASE_URL" in generation["fallback_reason"]
+    chat = api.post("/v1/chat", json={"message": "When does Tidepool ship?", "llm": "openai"})
+    assert chat.json()["fallbackReason"] == generation["fallback_reason"]
     md = api.get(f"/v1/reports/{report['report_id']}/export", params={"format": "md"})
     assert md.status_code == 200 and md.text.startswith("# Tidepool brief")
     assert report["report_id"] in {r["report_id"] for r in api.get("/v1/reports").json()}
