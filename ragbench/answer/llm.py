@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel, Field
 
+from ragbench.config import redact_url
 from ragbench.errors import ContextWindowError, LLMError
 
 if TYPE_CHECKING:
@@ -191,8 +192,12 @@ def _context_overflow(
 def llm_error(
     base_url: str, error: Exception, timeout: float | None = None, model: str = ""
 ) -> LLMError:
-    """The `LLMError` (or `ContextWindowError`) for an exception raised by the `openai` client."""
+    """The `LLMError` (or `ContextWindowError`) for an exception raised by the `openai` client
+    (the URL shown without credentials).
+    """
     import openai
+
+    base_url = redact_url(base_url)
 
     if isinstance(error, openai.APITimeoutError):
         within = f" within {timeout:g} s" if timeout is not None else ""
@@ -229,6 +234,8 @@ class OpenAIChat:
             raise LLMError("llm_backend 'openai' needs a base URL: set OPENAI_BASE_URL or "
                            "openai_base_url (e.g. http://127.0.0.1:8080/v1)")
         self.base_url = base_url.strip().rstrip("/")
+        self.shown_url = redact_url(self.base_url)
+        """The URL as messages show it (credentials in it replaced by ***)."""
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
@@ -254,7 +261,7 @@ class OpenAIChat:
 
     def _not_api_reply(self, what: str) -> LLMError:
         """The endpoint answered 200 with something other than the API's JSON (a web page...)."""
-        return LLMError(f"{self.base_url}: {what} did not return OpenAI-style JSON; check that "
+        return LLMError(f"{self.shown_url}: {what} did not return OpenAI-style JSON; check that "
                         "the URL is the API root (e.g. http://127.0.0.1:8080/v1)")
 
     def complete(
@@ -276,7 +283,7 @@ class OpenAIChat:
         if not isinstance(completion, ChatCompletion):  # the client passes non-JSON text through
             raise self._not_api_reply("/chat/completions")
         if not completion.choices:
-            raise LLMError(f"{self.base_url}: the reply holds no choices (model {self.model!r})")
+            raise LLMError(f"{self.shown_url}: the reply holds no choices (model {self.model!r})")
         text = completion.choices[0].message.content or ""
         usage: dict[str, int] = {}
         if completion.usage is not None:
@@ -322,7 +329,7 @@ class OpenAIChat:
         if not finished:
             if not wrote:
                 self._explain_empty_stream(messages)
-            raise LLMError(f"{self.base_url}: the stream ended before the model finished (no "
+            raise LLMError(f"{self.shown_url}: the stream ended before the model finished (no "
                            "finish reason); the server may have failed, see its log")
 
     def _explain_empty_stream(self, messages: list[dict[str, str]]) -> None:
@@ -409,4 +416,4 @@ class OpenAIChat:
     def ping(self) -> str:
         """Check the endpoint answers (GET /models); returns a short status line."""
         names = self.models()[:3]
-        return f"ok: {self.base_url} serves {', '.join(names) or 'no listed models'}"
+        return f"ok: {self.shown_url} serves {', '.join(names) or 'no listed models'}"

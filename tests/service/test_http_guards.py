@@ -107,3 +107,16 @@ def test_a_chunked_body_over_the_limit_is_refused_while_it_arrives(client: httpx
     assert sent[0] < total // 2  # the server stopped reading long before the end
     assert client.get("/v1/documents").json() == documents
     assert client.get("/health").status_code == 200
+
+
+def test_endpoint_credentials_never_reach_a_reply(client: httpx.Client):
+    """OPENAI_BASE_URL holds a user and key; the endpoint is down, llm_fallback is on."""
+    chat = client.post("/v1/chat", json={"message": "When is Tidepool general availability?",
+                                         "llm": "openai"})
+    assert chat.status_code == 200, chat.text
+    assert "***@127.0.0.1" in chat.json()["fallbackReason"] and SECRET not in chat.text
+    report = client.post("/v1/reports", json={"template": "brief", "title": "Tidepool",
+                                              "goal": "When does Tidepool ship?",
+                                              "llm": "openai"})
+    assert report.status_code == 200, report.text
+    assert SECRET not in report.text and "***@127.0.0.1" in report.text
