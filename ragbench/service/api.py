@@ -23,11 +23,13 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
 from pathlib import PurePath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, UploadFile
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
@@ -175,66 +177,78 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
         names = ", ".join([MODEL_PREFIX] + [f"{MODEL_PREFIX}-{m}" for m in wb.search.modes])
         raise InvalidRequestError(f"unknown model {model!r}; choose one of {names}")
 
+    def usage_of(response: ChatResponse, prompt: str) -> dict[str, int]:
+        """Token counts of a completion: the model's own when it reported them (an answer
+        written at once), else the project tokenizer's count of the request's messages and
+        of the answer (extractive answers, streamed model text).
+        """
+        reported = response.usage
+        if reported.get("prompt_tokens") and reported.get("completion_tokens"):
+            counts = [reported["prompt_tokens"], reported["completion_tokens"]]
+        else:
+            counts = [wb.answers.tokens(prompt), wb.answers.tokens(response.answer)]
+        return {"prompt_tokens": counts[0], "completion_tokens": counts[1],
+                "total_tokens": sum(counts)}
+
     @v1.post("/chat/completions", tags=["openai"], response_model=None)
-    def completions(request: CompletionRequest) -> Response | dict[str, Any]:
+    def completions(request: CompletionRequest, http: Request) -> Response | dict[str, Any]:
         """OpenAI-compatible chat completion: the last user message is the question (earlier
         user messages make follow-ups); sources come in the extra field `sources`, cited ids
         in `citations`. With `stream: true` the answer arrives as SSE chunks: an LLM's text as
         it is written (with its raw `[C:chunk_id]` marks), an extractive answer in pieces; the
-        last chunk carries the validated `answer` ([n] citations), `sources` and `citations`.
+        last chunk carries the validated `answer` ([n] citations), `sources` and `citations`,
+        and `stream_options.include_usage` adds the usage chunk after it. `max_tokens` (or
+        `max_completion_tokens`) caps a model's answer; `n` must be 1. `usage` holds the
+        model's counts, else the project tokenizer's. A streaming client that goes away
+        stops the model's generation.
         """
         mode = mode_of(request.model)
+        if request.n != 1:
+            raise InvalidRequestError(f"n={request.n}: ragbench gives one answer per request; "
+                                      "send n=1 or leave n out")
         users = [m.text() for m in request.messages if m.role == "user"]
         if not users or not users[-1].strip():
             raise InvalidRequestError("no user message with text to answer")
         created = int(time.time())
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-        filters = filters_of(request.lenses)
+        prompt = "\n".join(m.text() for m in request.messages)
+        ask = partial(wb.chats.answer, users[-1], users[:-1], mode=mode,
+                      filters=filters_of(request.lenses), max_tokens=request.answer_cap())
         if not request.stream:
-            response = wb.chats.answer(users[-1], users[:-1], mode=mode, filters=filters)
+            response = ask()
             return {"id": completion_id, "object": "chat.completion", "created": created,
-                    "model": request.model, "usage": _usage(response),
+                    "model": request.model, "usage": usage_of(response, prompt),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": response.answer}}],
                     **_extras(response)}
 
         base = {"id": completion_id, "object": "chat.completion.chunk", "created": created,
                 "model": request.model}
-        events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        include_usage = bool(request.stream_options and request.stream_options.include_usage)
+        events, cancel = _answer_in_thread(ask)
 
-        def answer() -> None:
-            try:
-                done = wb.chats.answer(users[-1], users[:-1], mode=mode, filters=filters,
-                                       on_token=lambda delta: events.put(("token", delta)))
-                events.put(("done", done))
-            except Exception as e:  # reported in the stream: the status line is already sent
-                events.put(("error", e))
+        def chunk(delta: dict[str, Any], finish: str | None = None, **more: Any) -> str:
+            return _sse({**base, "choices": [{"index": 0, "delta": delta,
+                                              "finish_reason": finish}], **more})
 
-        threading.Thread(target=answer, name="completion-stream", daemon=True).start()
-
-        def stream() -> Iterator[str]:
-            def chunk(delta: dict[str, Any], finish: str | None = None,
-                      **more: Any) -> str:
-                return _sse({**base, "choices": [{"index": 0, "delta": delta,
-                                                  "finish_reason": finish}], **more})
-
+        async def stream() -> AsyncIterator[str]:
             yield chunk({"role": "assistant", "content": ""})
             streamed = False
-            while True:
-                kind, value = events.get()
+            async for kind, value in _events(events, cancel, http):
                 if kind == "token":
                     streamed = True
                     yield chunk({"content": value})
                 elif kind == "error":
                     yield _sse({"error": _stream_error(value)})
-                    break
                 else:
                     if not streamed:  # extractive: the whole answer at once, in pieces
                         for piece in _pieces(value.answer):
                             yield chunk({"content": piece})
-                    yield chunk({}, "stop", usage=_usage(value), answer=value.answer,
+                    usage = usage_of(value, prompt)
+                    yield chunk({}, "stop", usage=usage, answer=value.answer,
                                 streamed=streamed, **_extras(value))
-                    break
+                    if include_usage:
+                        yield _sse({**base, "choices": [], "usage": usage})
             yield "data: [DONE]\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
@@ -421,11 +435,60 @@ def _stream_error(error: Exception) -> dict[str, str]:
             "message": f"internal error ({type(error).__name__}); see the server log"}
 
 
-def _usage(response: ChatResponse) -> dict[str, int]:
-    usage = {"prompt_tokens": response.usage.get("prompt_tokens", 0),
-             "completion_tokens": response.usage.get("completion_tokens", 0)}
-    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return usage
+class ClientGone(Exception):
+    """Raised into an answer's token callback when its streaming client went away."""
+
+
+Events = queue.Queue[tuple[str, Any]]
+"""("token", text) while a model writes, then ("done", ChatResponse) or ("error", exc)."""
+POLL_SECONDS = 0.5
+"""How often a quiet stream checks that its client is still there."""
+
+
+def _answer_in_thread(ask: Callable[..., ChatResponse]) -> tuple[Events, threading.Event]:
+    """Run `ask(on_token=...)` in a thread; returns its events and the event that cancels it
+    (checked before the work starts and at every model token).
+    """
+    events: Events = queue.Queue()
+    cancel = threading.Event()
+
+    def on_token(delta: str) -> None:
+        if cancel.is_set():
+            raise ClientGone("the client disconnected")
+        events.put(("token", delta))
+
+    def work() -> None:
+        try:
+            if not cancel.is_set():
+                events.put(("done", ask(on_token=on_token)))
+        except ClientGone:
+            pass  # nobody is listening
+        except Exception as e:  # reported in the stream: the status line is already sent
+            events.put(("error", e))
+
+    threading.Thread(target=work, name="completion-stream", daemon=True).start()
+    return events, cancel
+
+
+async def _events(events: Events, cancel: threading.Event,
+                  http: Request) -> AsyncIterator[tuple[str, Any]]:
+    """The answer thread's events as they come, until its last one; when the client has
+    disconnected (seen while waiting, or the response being cancelled) `cancel` is set so
+    the thread stops at the model's next token.
+    """
+    try:
+        while True:
+            try:
+                kind, value = await anyio.to_thread.run_sync(events.get, True, POLL_SECONDS)
+            except queue.Empty:
+                if await http.is_disconnected():
+                    return
+                continue
+            yield kind, value
+            if kind != "token":
+                return
+    finally:
+        cancel.set()
 
 
 def _sse(payload: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from ragbench.errors import RagbenchError
 from ragbench.models import SearchFilters
+from ragbench.service.schemas import question_too_long
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import ReportBrief
 
@@ -58,6 +59,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=1)
 
 
+def _check_length(text: str, what: str) -> None:
+    """Refuse a question or query over `MAX_QUESTION_CHARS`, as the HTTP API does."""
+    reason = question_too_long(text, what)
+    if reason:
+        raise ToolFailure(f"InvalidRequestError: {reason}")
+
+
 def _filters(lenses: list[str] | None) -> SearchFilters | None:
     return SearchFilters(lenses=lenses) if lenses else None
 
@@ -85,6 +93,7 @@ def create_mcp(wb: Workbench) -> MCPServer:
         """
         if not query.strip():
             raise ToolFailure("InvalidRequestError: the query is empty")
+        _check_length(query, "the query")
         return call(wb.search.query, query, mode, top_k, filters=_filters(lenses))
 
     @server.tool()
@@ -94,6 +103,8 @@ def create_mcp(wb: Workbench) -> MCPServer:
         `answer_with_ids`), sources (id, documentId, chunkIndex), references and
         contradictions; pass `conversation_id` from an earlier answer to ask a follow-up.
         """
+        _check_length(question, "the question")
+
         def run() -> dict[str, Any]:
             reply = wb.chats.ask(question, conversation_id, mode, filters=_filters(lenses))
             return {"conversation_id": reply.conversation_id,

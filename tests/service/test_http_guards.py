@@ -4,6 +4,7 @@ questions, endpoint credentials in error messages."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -120,3 +121,37 @@ def test_endpoint_credentials_never_reach_a_reply(client: httpx.Client):
                                               "llm": "openai"})
     assert report.status_code == 200, report.text
     assert SECRET not in report.text and "***@127.0.0.1" in report.text
+
+
+def test_questions_over_the_cap_are_refused_everywhere(client: httpx.Client):
+    long = "What does the Team plan cost? " + "x" * 8000
+    for path, body in (("/v1/chat", {"message": long}), ("/v1/search", {"query": long}),
+                       ("/v1/chat/completions",
+                        {"model": "ragbench", "messages": [{"role": "user", "content": long}]}),
+                       ("/v1/chat/completions",
+                        {"model": "ragbench", "stream": True,
+                         "messages": [{"role": "user", "content": [{"type": "text",
+                                                                     "text": long}]}]})):
+        response = client.post(path, json=body)
+        assert error_of(response, 422) == "invalid_request", path
+        assert re.search(r"8,?000", response.json()["error"]["message"]), response.text
+
+
+def test_extractive_completions_count_usage_with_the_tokenizer(local: Server):
+    from openai import OpenAI
+
+    openai = OpenAI(base_url=f"{local.url}/v1", api_key="none", timeout=CALL_TIMEOUT,
+                    max_retries=0)
+    messages = [{"role": "user", "content": "How much does the Team plan cost?"}]
+    plain = openai.chat.completions.create(model="ragbench", messages=messages)
+    usage = plain.usage
+    assert usage is not None and usage.prompt_tokens > 5 and usage.completion_tokens > 5
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    chunks = list(openai.chat.completions.create(model="ragbench", messages=messages,
+                                                 stream=True,
+                                                 stream_options={"include_usage": True}))
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert chunks[-1].usage.total_tokens == usage.total_tokens  # the same answer
+    assert chunks[-2].choices[0].finish_reason == "stop"
+    assert error_of(httpx.post(f"{local.url}/v1/chat/completions", timeout=CALL_TIMEOUT,
+                               json={"messages": messages, "n": 3}), 400) == "invalid_request"
