@@ -202,6 +202,16 @@ class _WorkspaceTomlSource(TomlConfigSettingsSource):
         return data
 
 
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+
+
+def redact_url(url: str) -> str:
+    """`url` for messages and logs: its user name and password (`http://user:key@host`, a
+    way to pass an API key in `OPENAI_BASE_URL`) replaced by `***`.
+    """
+    return _USERINFO.sub(r"\1***@", url)
+
+
 def _toml_error_place(error: tomllib.TOMLDecodeError, text: str) -> str:
     """`line N: reason` for a TOML error (Python 3.11 gives the place only in the message)."""
     message = str(error)

@@ -231,8 +231,12 @@ class Answerer:
         references: bool = True,
         contradictions: FindContradictions | None = None,
         on_token: TokenSink | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
         """Retrieve, answer, validate citations and evaluate references.
+
+        `max_tokens` caps the model's answer (default: the `llm_max_tokens` setting); the
+        prompt is fitted to leave that much room. The extractive answer has no such cap.
 
         `on_token` receives an LLM's text as it is written (first attempt only; the returned
         answer is the validated, renumbered text). The prompt is fitted to the model's context
@@ -280,7 +284,7 @@ class Answerer:
                 model = self.chat_model(backend)
                 assert model is not None
                 raw = self._generate(model, question, results, valid_ids, response, findings,
-                                     on_token)
+                                     on_token, max_tokens or self.settings.llm_max_tokens)
             except LLMError as e:
                 if not self.settings.llm_fallback:
                     raise
@@ -361,9 +365,9 @@ class Answerer:
     def _generate(
         self, model: ChatModel, question: str, results: list[RetrievalResult],
         valid_ids: list[str], response: ChatResponse, findings: Sequence[Finding] = (),
-        on_token: TokenSink | None = None,
+        on_token: TokenSink | None = None, max_tokens: int = 512,
     ) -> str:
-        kept = self._fit(model, question, results, findings, response)
+        kept = self._fit(model, question, results, findings, response, max_tokens)
         messages = self._messages(question, kept, findings)
         raw = ""
         streamed = False  # stream until some text went out (a context overflow sends none)
@@ -371,13 +375,13 @@ class Answerer:
             try:
                 if on_token is not None and not streamed:
                     pieces: list[str] = []
-                    for delta in model.stream(messages, max_tokens=self.settings.llm_max_tokens):
+                    for delta in model.stream(messages, max_tokens=max_tokens):
                         pieces.append(delta)
                         streamed = True
                         on_token(delta)
                     text = "".join(pieces)
                 else:
-                    reply = model.complete(messages, max_tokens=self.settings.llm_max_tokens)
+                    reply = model.complete(messages, max_tokens=max_tokens)
                     for key, value in reply.usage.items():
                         response.usage[key] = response.usage.get(key, 0) + value
                     text = reply.text
@@ -387,7 +391,8 @@ class Answerer:
                     self._windows[_model_key(model)] = e.context_window
                 if len(kept) <= 1 or attempt == MAX_RETRIES:
                     raise
-                fitted = (self._fit_window(e.context_window, question, kept, findings)
+                fitted = (self._fit_window(e.context_window, question, kept, findings,
+                                           max_tokens)
                           if e.context_window else kept)
                 kept = fitted if len(fitted) < len(kept) else kept[: max(1, len(kept) // 2)]
                 response.context_note = _context_note(len(results) - len(kept), len(results),
@@ -424,7 +429,8 @@ class Answerer:
         ]
 
     def _fit(self, model: ChatModel, question: str, results: list[RetrievalResult],
-             findings: Sequence[Finding], response: ChatResponse) -> list[RetrievalResult]:
+             findings: Sequence[Finding], response: ChatResponse,
+             max_tokens: int) -> list[RetrievalResult]:
         """The best-ranked passages whose prompt fits the model's context window with room for
         the answer (`llm_max_tokens`); the window is the server's when it says (or said in an
         earlier overflow error), else the `llm_context_window` setting (0: unknown, nothing
@@ -435,7 +441,7 @@ class Answerer:
                   or self.settings.llm_context_window)
         if not window:
             return results
-        kept = self._fit_window(window, question, results, findings)
+        kept = self._fit_window(window, question, results, findings, max_tokens)
         if len(kept) < len(results):
             response.context_note = _context_note(len(results) - len(kept), len(results),
                                                   window)
@@ -443,9 +449,9 @@ class Answerer:
 
 
     def _fit_window(self, window: int, question: str, results: Sequence[RetrievalResult],
-                    findings: Sequence[Finding]) -> list[RetrievalResult]:
-        """The best-ranked passages whose prompt leaves `llm_max_tokens` free in `window`."""
-        budget = int(window * FIT_MARGIN) - self.settings.llm_max_tokens
+                    findings: Sequence[Finding], max_tokens: int) -> list[RetrievalResult]:
+        """The best-ranked passages whose prompt leaves `max_tokens` free in `window`."""
+        budget = int(window * FIT_MARGIN) - max_tokens
         kept = list(results)
         while len(kept) > 1 and _tokens(self._messages(question, kept, findings)) > budget:
             kept.pop()

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel, Field
 
+from ragbench.config import redact_url
 from ragbench.errors import ContextWindowError, LLMError
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["ChatModel", "ContextWindowError", "LLMError", "LLMReply", "OpenAIChat", "error_cause",
+__all__ = ["ChatModel", "ContextWindowError", "LLMError", "LLMReply", "OpenAIChat",
+           "UnavailableModel", "error_cause",
            "llm_error", "openai_client"]
 
 # Local servers (llama.cpp, vLLM, Ollama) ignore the key, but the client insists on one.
@@ -59,6 +61,31 @@ class ChatModel(Protocol):
     ) -> Iterator[str]:
         """The completion for `messages` as text deltas, in order, as the model writes them."""
         ...
+
+
+class UnavailableModel:
+    """A chat model that could not be set up (no endpoint URL...): every call raises the
+    `LLMError` that said why, so callers apply their usual `llm_fallback` rule and record
+    the reason, exactly as for an endpoint that fails when called.
+    """
+
+    name = "unavailable"
+
+    def __init__(self, error: LLMError) -> None:
+        self.error = error
+
+    def complete(
+        self, messages: list[dict[str, str]], max_tokens: int = 512, temperature: float = 0.0,
+        json_mode: bool = False,
+    ) -> LLMReply:
+        """Raise the setup error."""
+        raise LLMError(str(self.error))
+
+    def stream(
+        self, messages: list[dict[str, str]], max_tokens: int = 512, temperature: float = 0.0,
+    ) -> Iterator[str]:
+        """Raise the setup error."""
+        raise LLMError(str(self.error))
 
 
 def openai_client(
@@ -165,8 +192,12 @@ def _context_overflow(
 def llm_error(
     base_url: str, error: Exception, timeout: float | None = None, model: str = ""
 ) -> LLMError:
-    """The `LLMError` (or `ContextWindowError`) for an exception raised by the `openai` client."""
+    """The `LLMError` (or `ContextWindowError`) for an exception raised by the `openai` client
+    (the URL shown without credentials).
+    """
     import openai
+
+    base_url = redact_url(base_url)
 
     if isinstance(error, openai.APITimeoutError):
         within = f" within {timeout:g} s" if timeout is not None else ""
@@ -203,6 +234,8 @@ class OpenAIChat:
             raise LLMError("llm_backend 'openai' needs a base URL: set OPENAI_BASE_URL or "
                            "openai_base_url (e.g. http://127.0.0.1:8080/v1)")
         self.base_url = base_url.strip().rstrip("/")
+        self.shown_url = redact_url(self.base_url)
+        """The URL as messages show it (credentials in it replaced by ***)."""
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
@@ -228,7 +261,7 @@ class OpenAIChat:
 
     def _not_api_reply(self, what: str) -> LLMError:
         """The endpoint answered 200 with something other than the API's JSON (a web page...)."""
-        return LLMError(f"{self.base_url}: {what} did not return OpenAI-style JSON; check that "
+        return LLMError(f"{self.shown_url}: {what} did not return OpenAI-style JSON; check that "
                         "the URL is the API root (e.g. http://127.0.0.1:8080/v1)")
 
     def complete(
@@ -250,7 +283,7 @@ class OpenAIChat:
         if not isinstance(completion, ChatCompletion):  # the client passes non-JSON text through
             raise self._not_api_reply("/chat/completions")
         if not completion.choices:
-            raise LLMError(f"{self.base_url}: the reply holds no choices (model {self.model!r})")
+            raise LLMError(f"{self.shown_url}: the reply holds no choices (model {self.model!r})")
         text = completion.choices[0].message.content or ""
         usage: dict[str, int] = {}
         if completion.usage is not None:
@@ -296,7 +329,7 @@ class OpenAIChat:
         if not finished:
             if not wrote:
                 self._explain_empty_stream(messages)
-            raise LLMError(f"{self.base_url}: the stream ended before the model finished (no "
+            raise LLMError(f"{self.shown_url}: the stream ended before the model finished (no "
                            "finish reason); the server may have failed, see its log")
 
     def _explain_empty_stream(self, messages: list[dict[str, str]]) -> None:
@@ -383,4 +416,4 @@ class OpenAIChat:
     def ping(self) -> str:
         """Check the endpoint answers (GET /models); returns a short status line."""
         names = self.models()[:3]
-        return f"ok: {self.base_url} serves {', '.join(names) or 'no listed models'}"
+        return f"ok: {self.shown_url} serves {', '.join(names) or 'no listed models'}"

@@ -75,6 +75,7 @@ class AnswerService:
         llm: str | None = None,
         save: bool = False,
         on_token: TokenSink | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources, references and (when the
         sources disagree and `answer_contradictions` is on) the contradictions among them:
@@ -85,7 +86,7 @@ class AnswerService:
             raise InvalidRequestError("the question is empty")
         find = self._find_contradictions if self.settings.answer_contradictions else None
         response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find,
-                                     on_token=on_token)
+                                     on_token=on_token, max_tokens=max_tokens)
         findings = [Finding.model_validate(f) for f in response.contradictions]
         response.contradictions = []
         if find is not None and response.sources:  # stated in the answer, listed as a source

@@ -52,7 +52,7 @@ from ragbench.archive.markdown import (
     split_thread,
     strip_header_block,
 )
-from ragbench.errors import ArchiveError, ArchivePathError  # noqa: F401 (re-exported)
+from ragbench.errors import ArchiveError, ArchivePathError, NotFoundError  # noqa: F401
 from ragbench.models import Block, DocumentRecord
 
 ARCHIVE_DIR = "archive"
@@ -112,7 +112,7 @@ def confined(root: Path, *parts: str) -> Path:
             raise ArchivePathError(f"unsafe archive path component {part!r}")
     target = base.joinpath(*parts).resolve()
     if target == base or not target.is_relative_to(base):
-        raise ArchivePathError(f"path {'/'.join(parts)!r} leads outside the archive {base}")
+        raise ArchivePathError(f"path {'/'.join(parts)!r} leads outside the archive")
     return target
 
 
@@ -426,15 +426,21 @@ class Archive:
 
     def read_text(self, uri: str) -> str:
         """The text of an archive file (a Markdown view), confined to the archive."""
-        try:
-            return self.path_of(uri).read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            raise ArchiveError(f"cannot read {uri}: {e.strerror or e}") from e
+        return self.read_bytes(uri).decode("utf-8", errors="replace")
 
     def read_bytes(self, uri: str) -> bytes:
-        """The bytes of an archive file (an original), confined to the archive."""
+        """The bytes of an archive file (an original), confined to the archive.
+
+        A URI that names nothing, or a folder, raises `NotFoundError` naming the URI (it is
+        relative to the workspace, so the message shows no server path).
+        """
+        path = self.path_of(uri)
         try:
-            return self.path_of(uri).read_bytes()
+            return path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError) as e:
+            raise NotFoundError(f"no file {uri!r} in the archive") from e
+        except IsADirectoryError as e:
+            raise NotFoundError(f"{uri!r} is a folder of the archive, not a file") from e
         except OSError as e:
             raise ArchiveError(f"cannot read {uri}: {e.strerror or e}") from e
 

@@ -42,6 +42,22 @@ PortOption = Annotated[int, typer.Option(metavar="PORT", min=1, max=65535, help=
 TokenFileOption = Annotated[str | None, typer.Option(
     metavar="FILE", show_default=False,
     help=f"File whose first line is the bearer token (else ${TOKEN_ENV}).")]
+AllowedHostOption = Annotated[list[str] | None, typer.Option(
+    "--allowed-host", metavar="HOST[:PORT]", show_default=False,
+    help="Host header to serve besides loopback (repeatable; also $RAGBENCH_ALLOWED_HOSTS, "
+         "comma-separated); others get 421.")]
+
+
+def _allowed_hosts(given: list[str] | None, bind: str) -> list[str]:
+    """Host names served besides loopback: --allowed-host, $RAGBENCH_ALLOWED_HOSTS and the
+    bound address when it is a specific one (not loopback, not 0.0.0.0 or ::).
+    """
+    from ragbench.service.guards import ALLOWED_HOSTS_ENV, is_loopback, parse_hosts
+
+    hosts = [*(given or []), *parse_hosts(os.environ.get(ALLOWED_HOSTS_ENV))]
+    if not is_loopback(bind) and bind not in ("0.0.0.0", "::", ""):
+        hosts.append(f"[{bind}]" if ":" in bind else bind)
+    return list(dict.fromkeys(hosts))
 
 
 def _check_bind(host: str, token: str | None) -> None:
@@ -59,6 +75,7 @@ def serve(
     host: HostOption = "127.0.0.1",
     port: PortOption = 8000,
     token_file: TokenFileOption = None,
+    allowed_host: AllowedHostOption = None,
     cors_origin: Annotated[list[str] | None, typer.Option(
         metavar="ORIGIN", show_default=False,
         help="Allow browser calls from this origin (repeatable); default: CORS off.")] = None,
@@ -69,7 +86,8 @@ def serve(
     documents, reports); docs at http://HOST:PORT/docs.
 
     Binds to 127.0.0.1 by default. With a token every /v1 route needs
-    `Authorization: Bearer <token>`; a token is required to bind anywhere else.
+    `Authorization: Bearer <token>`; a token is required to bind anywhere else. Requests
+    naming another Host than loopback, the bound address or --allowed-host get 421.
     """
 
     def handle(wb: Workbench, out: Output) -> int:
@@ -80,7 +98,8 @@ def serve(
         token = _token(token_file)
         _check_bind(host, token)
         options = ServiceOptions(token=token, cors_origins=list(cors_origin or []),
-                                 max_request_mb=wb.settings.max_upload_mb + 16)
+                                 max_request_mb=wb.settings.max_upload_mb + 16,
+                                 allowed_hosts=_allowed_hosts(allowed_host, host))
         out.note(f"ragbench API on http://{host}:{port} (docs: /docs), workspace "
                  f"{wb.workspace}{', token required' if token else ''}")
         uvicorn.run(create_app(wb, options), host=host, port=port, log_level="warning",
@@ -99,6 +118,7 @@ def mcp(
         "Desktop, MCP Inspector), http for the streamable HTTP transport at /mcp.")] = "stdio",
     host: HostOption = "127.0.0.1",
     port: PortOption = 8001,
+    allowed_host: AllowedHostOption = None,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
@@ -107,7 +127,7 @@ def mcp(
     """
 
     def handle(wb: Workbench, out: Output) -> int:
-        from ragbench.service.mcp_server import create_mcp
+        from ragbench.service.mcp_server import create_mcp, mcp_security
 
         server = create_mcp(wb)
         if transport == "stdio":
@@ -121,7 +141,8 @@ def mcp(
                                     "127.0.0.1 (or put it behind an authenticating proxy)")
             out.note(f"ragbench MCP server on http://{host}:{port}/mcp, workspace "
                      f"{wb.workspace}")
-            server.run("streamable-http", host=host, port=port)
+            server.run("streamable-http", host=host, port=port,
+                       transport_security=mcp_security(_allowed_hosts(allowed_host, host)))
         return 0
 
     return run(ctx, workspace, as_json, handle)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ragbench.config import Settings
+from ragbench.config import Settings, redact_url
 from ragbench.errors import EmbeddingError
 from ragbench.ids import text_hash
 
@@ -206,6 +206,7 @@ class OpenAIEmbedder:
                 "openai_base_url (e.g. http://127.0.0.1:8080/v1)"
             )
         self.base_url = base_url.strip().rstrip("/")
+        self.shown_url = redact_url(self.base_url)  # for messages: no credentials
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
@@ -246,7 +247,7 @@ class OpenAIEmbedder:
         else:
             reason = " ".join(str(error).split())[:200]
         return EmbeddingError(
-            f"embedding request to {self.base_url} failed: {reason} (model {self.model!r})"
+            f"embedding request to {self.shown_url} failed: {reason} (model {self.model!r})"
         )
 
     def _post(self, texts: Sequence[str]) -> list[list[float]]:
@@ -263,7 +264,7 @@ class OpenAIEmbedder:
             return [list(item.embedding) for item in data]
         except (AttributeError, TypeError) as e:
             raise EmbeddingError(
-                f"unexpected embeddings response from {self.base_url}: {str(reply)[:200]}"
+                f"unexpected embeddings response from {self.shown_url}: {str(reply)[:200]}"
             ) from e
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -276,7 +277,7 @@ class OpenAIEmbedder:
         vectors = np.asarray(rows, dtype=np.float32)
         if vectors.shape[0] != len(texts):
             raise EmbeddingError(
-                f"{self.base_url} returned {vectors.shape[0]} vectors for {len(texts)} texts"
+                f"{self.shown_url} returned {vectors.shape[0]} vectors for {len(texts)} texts"
             )
         self.dim = vectors.shape[1]
         return _normalise(vectors)

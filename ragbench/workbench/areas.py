@@ -18,6 +18,7 @@ from ragbench.answer.saved import CitationTarget
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
 from ragbench.archive.ops import tree as archive_tree
+from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
@@ -212,15 +213,23 @@ class AnswersArea(_Area):
         llm: str | None = None,
         save: bool = False,
         on_token: Callable[[str], None] | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources and references; `on_token`
-        receives an LLM's text as it is written (the returned answer is the validated one).
+        receives an LLM's text as it is written (the returned answer is the validated one);
+        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting).
         """
         try:
             return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
-                                               on_token)
+                                               on_token, max_tokens)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def tokens(self, text: str) -> int:
+        """The length of `text` in tokens of the project tokenizer (cl100k_base), for usage
+        counts where no model reported any.
+        """
+        return len(encode_tokens(text)) if text else 0
 
     def save(self, response: ChatResponse) -> str:
         """Store an answer; returns its id."""

@@ -72,13 +72,16 @@ class ChatsArea:
         filters: SearchFilters | None = None,
         llm: str | None = None,
         on_token: Callable[[str], None] | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResponse:
         """Answer `question` after the `earlier` questions (oldest first) without storing
         anything: a follow-up is retrieved together with the previous question (stateless
         clients such as the OpenAI-compatible endpoint send the history themselves).
+        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting).
         """
         query = retrieval_question(question, earlier)
-        response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token)
+        response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token,
+                                        max_tokens=max_tokens)
         response.question = question
         response.retrieval_question = query if query != question else None
         return response

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ragbench.answer.llm import ChatModel
+from ragbench.answer.llm import ChatModel, UnavailableModel
 from ragbench.answer.saved import CitationTarget
 from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.models import RetrievalResult
@@ -74,11 +74,20 @@ class ReportsArea:
                 for i, c in enumerate((c for c in chunk_ids if c in rows), 1)]
 
     def _model(self, llm: str | None) -> ChatModel | None:
+        """The chat model of `llm`; one that cannot be set up (no endpoint URL) follows the
+        `llm_fallback` rule of answers: raised when it is off, else the part is written
+        extractively with the reason recorded.
+        """
         backend = llm or self._wb.settings.llm_backend
         if backend not in ("extractive", "openai"):
             raise InvalidRequestError(f"unknown llm backend {backend!r}; choose extractive or "
                                       "openai")
-        return self._wb.answerer.chat_model(backend)
+        try:
+            return self._wb.answerer.chat_model(backend)
+        except LLMError as e:
+            if not self._wb.settings.llm_fallback:
+                raise
+            return UnavailableModel(e)
 
     def _options_changed(self) -> None:
         self.service.generator.options = self.options

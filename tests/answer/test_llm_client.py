@@ -243,3 +243,33 @@ def test_an_empty_stream_asks_for_the_reason(server):
     with pytest.raises(ContextWindowError, match=r"the prompt \(5000 tokens\) does not fit"):
         list(chat(server).stream(MESSAGES))
     assert server.requests[-1][2]["max_tokens"] == 1
+
+
+def test_credentials_in_the_base_url_are_never_shown(server):
+    """`OPENAI_BASE_URL=http://user:sk-...@host/v1` carries a key: every message shows the
+    URL with `***` in its place (the key still reaches the server)."""
+    from ragbench.config import redact_url
+    from ragbench.maintenance.status import check_endpoint
+
+    secret = "sk-in-the-url-42"
+    assert redact_url(f"https://me:{secret}@api.example.com/v1") == "https://***@api.example.com/v1"
+    assert redact_url("http://a:p@ss@h:1/v1?x=1") == "http://***@h:1/v1?x=1"
+    assert redact_url("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+    closed = f"http://user:{secret}@127.0.0.1:9/v1"
+    shown = "http://***@127.0.0.1:9/v1"
+    for call in (lambda m: m.complete(MESSAGES), lambda m: list(m.stream(MESSAGES)),
+                 lambda m: m.models()):
+        with pytest.raises(LLMError) as info:
+            call(OpenAIChat(closed, "smol", timeout=5))
+        assert secret not in str(info.value) and str(info.value).startswith(shown)
+    check = check_endpoint(closed)
+    assert secret not in check.model_dump_json() and check.url == shown
+    with_key = server.url.replace("http://", f"http://user:{secret}@") + "/v1"
+    server.routes[("POST", "/v1/chat/completions")] = (500, {"error": {"message": "boom"}})
+    with pytest.raises(LLMError) as info:
+        OpenAIChat(with_key, "smol", timeout=5).complete(MESSAGES)
+    assert secret not in str(info.value) and "***@127.0.0.1" in str(info.value)
+    server.routes[("GET", "/v1/models")] = (200, "<html>Welcome</html>")
+    with pytest.raises(LLMError) as info:
+        OpenAIChat(with_key, "smol", timeout=5).models()
+    assert secret not in str(info.value)

@@ -31,10 +31,17 @@ DOCS = {
 }
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without ragbench settings or an OpenAI endpoint."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("RAGBENCH_", "OPENAI_"))}
+
+
 class Server:
     """`ragbench serve` in a subprocess on a free port."""
 
-    def __init__(self, workspace: Path, host: str, token_file: Path | None, log: Path) -> None:
+    def __init__(self, workspace: Path, host: str, token_file: Path | None, log: Path,
+                 env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         args = [sys.executable, "-m", "ragbench.cli", "--workspace", str(workspace), "serve",
@@ -42,9 +49,8 @@ class Server:
         if token_file:
             args += ["--token-file", str(token_file)]
         self.log = log
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RAGBENCH_")}
         self.proc = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                                     env=env)
+                                     env={**clean_env(), **(env or {})})
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -162,7 +168,31 @@ def test_search_documents_chunks_archive_and_stats(api: httpx.Client):
     assert view.status_code == 200 and view.headers["content-type"].startswith("text/plain")
     original = api.get(f"/v1/archive/download/{shown['document']['archive_download_uri']}")
     assert original.status_code == 200 and b"12 dollars" in original.content
-    assert api.get("/v1/stats").json()["documents"] == 2
+    stats = api.get("/v1/stats").json()
+    assert stats["documents"] == 2 and stats["workspace"] == "ws"  # a name, not a path
+
+
+def test_archive_misses_are_404_and_internal_errors_are_logged(server: Server,
+                                                                api: httpx.Client):
+    doc = api.get("/v1/documents").json()[0]
+    folder = doc["archive_path"]  # archive/<doc_id>
+    for uri, words in ((f"{folder}/no-such-file.md", "no file"),
+                       (folder, "is a folder"), (f"{folder}/attachments/x.pdf", "no file")):
+        for route in ("view", "download"):
+            response = api.get(f"/v1/archive/{route}/{uri}")
+            assert error_of(response, 404) == "not_found", (route, uri)
+            message = response.json()["error"]["message"]
+            assert uri in message and words in message
+            assert str(server.workspace) not in message  # type: ignore[attr-defined]
+    # a bug (here a symlink loop in the archive) is a JSON 500 and a logged traceback
+    loop = server.workspace / folder / "loop"  # type: ignore[attr-defined]
+    (loop.parent / "loop2").symlink_to(loop)
+    loop.symlink_to(loop.parent / "loop2")
+    response = api.get(f"/v1/archive/view/{folder}/loop")
+    assert error_of(response, 500) == "internal_error"
+    assert str(server.workspace) not in response.text  # type: ignore[attr-defined]
+    log = server.log.read_text(errors="replace")
+    assert "internal error in GET /v1/archive/view/" in log and "Traceback" in log
 
 
 def test_upload_and_delete_a_document(api: httpx.Client):
@@ -187,6 +217,16 @@ def test_reports_round_trip(api: httpx.Client):
     assert again.json()["current"]["version"] == part["current"]["version"] + 1
     assert again.json()["history"][-1]["version"] == part["current"]["version"]
     assert again.json()["current"]["references"]
+    # no model endpoint is set: with llm_fallback on (the default) the part is written
+    # extractively and says why, as /v1/chat does
+    fallback = api.post(f"/v1/reports/{report['report_id']}/parts/{part['part_id']}/complete",
+                        json={"llm": "openai"})
+    assert fallback.status_code == 200, fallback.text
+    generation = fallback.json()["current"]["generation"]
+    assert generation["method"] == "extractive (fallback)"
+    assert "OPENAI_BASE_URL" in generation["fallback_reason"]
+    chat = api.post("/v1/chat", json={"message": "When does Tidepool ship?", "llm": "openai"})
+    assert chat.json()["fallbackReason"] == generation["fallback_reason"]
     md = api.get(f"/v1/reports/{report['report_id']}/export", params={"format": "md"})
     assert md.status_code == 200 and md.text.startswith("# Tidepool brief")
     assert report["report_id"] in {r["report_id"] for r in api.get("/v1/reports").json()}
@@ -204,10 +244,12 @@ def test_bad_input_is_one_json_error_and_stores_nothing(server: Server, api: htt
                              json={"model": "gpt-9", "messages": [{"role": "user",
                                                                    "content": "hi"}]}),
                     400) == "invalid_request"
-    for uri in ("../catalog.sqlite", "..%2F..%2Fcatalog.sqlite", "/etc/passwd"):
+    for uri in ("../catalog.sqlite", "..%2F..%2Fcatalog.sqlite", "/etc/passwd",
+                "archive/x/..%2F..%2F..%2Fcatalog.sqlite", "archive/..%2F..%2Fetc/passwd"):
         response = api.get(f"/v1/archive/view/{uri}")
         assert response.status_code in (400, 404), (uri, response.text)
         assert "error" in response.json()
+        assert str(server.workspace) not in response.text  # type: ignore[attr-defined]
     huge = b"x" * (300 * 1024 * 1024)
     code = error_of(api.post("/v1/documents", content=huge,
                              headers={"Content-Type": "application/octet-stream"}), 413)
@@ -221,14 +263,21 @@ def test_token_is_required_off_loopback(server: Server):
         response = httpx.get(f"{server.url}/v1/stats", headers=headers, timeout=CALL_TIMEOUT)
         assert error_of(response, 401) == "unauthorized"
     assert httpx.get(f"{server.url}/health", timeout=CALL_TIMEOUT).status_code == 200
-    docs = httpx.get(f"{server.url}/openapi.json", timeout=CALL_TIMEOUT).json()
+    for path in ("/openapi.json", "/docs"):
+        response = httpx.get(f"{server.url}{path}", timeout=CALL_TIMEOUT)
+        assert error_of(response, 401) == "unauthorized", path
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    docs = httpx.get(f"{server.url}/openapi.json", headers=auth, timeout=CALL_TIMEOUT).json()
     assert {"/v1/chat", "/v1/chat/completions", "/v1/reports"} <= set(docs["paths"])
+    page = httpx.get(f"{server.url}/docs", headers=auth, timeout=CALL_TIMEOUT)
+    assert page.status_code == 200 and "swagger" in page.text.lower()
 
 
-def test_serve_refuses_a_network_bind_without_token(tmp_path):
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.attacker.example", "127.0.0.1.nip.io"])
+def test_serve_refuses_a_network_bind_without_token(tmp_path, host):
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGBENCH_")}
     done = subprocess.run([sys.executable, "-m", "ragbench.cli", "--workspace",
-                           str(tmp_path / "ws"), "serve", "--host", "0.0.0.0", "--json"],
+                           str(tmp_path / "ws"), "serve", "--host", host, "--json"],
                           capture_output=True, text=True, env=env, timeout=CALL_TIMEOUT)
     assert done.returncode == 2
     assert "set a bearer token" in json.loads(done.stdout)["error"]

@@ -69,10 +69,13 @@ def test_stdio_server_lists_and_runs_every_tool(tmp_path):
             seen["bad"] = (bad.is_error, bad.content[0].text)
             empty = await client.call_tool("ask", {"question": "  "})
             seen["empty"] = (empty.is_error, empty.content[0].text)
+            long = await client.call_tool("ask", {"question": "Team plan? " + "x" * 8000})
+            seen["long"] = (long.is_error, long.content[0].text)
         return seen
 
     seen = anyio.run(session)
     assert seen["tools"] == TOOLS
     assert seen["bad"][0] and "NotFoundError: unknown chunk id 'nope'" in seen["bad"][1]
     assert seen["empty"][0] and "question is empty" in seen["empty"][1]
+    assert seen["long"][0] and "the limit is 8,000 characters" in seen["long"][1]
     assert "Traceback" not in seen["bad"][1]
