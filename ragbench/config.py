@@ -99,6 +99,9 @@ class Settings(BaseModel):
         description="the chat model's context window in tokens when the server does not say "
         "(0 = unknown); prompts are fitted to it by leaving out the lowest-ranked passages")
     answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
+    answer_words: int = Field(
+        200, ge=50, le=1000,
+        description="offline writer: length in words of an answer to an analytical question")
     max_upload_mb: int = Field(200, ge=1, le=4096)
     max_file_mb: int = Field(
         200, ge=1, le=65536,

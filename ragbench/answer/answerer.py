@@ -45,7 +45,6 @@ from ragbench.answer.extractive import (
     MIN_COVERAGE,
     NOT_FOUND,
     Extract,
-    SentenceEmbedder,
     asks_for_place,
     asks_for_value,
     extract,
@@ -59,6 +58,8 @@ from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.retrieval.graph_mode import passes
 from ragbench.retrieval.retriever import Retriever, result_from_row
+from ragbench.writing import Question, understand, write
+from ragbench.writing.meaning import SentenceEmbedder
 
 FIT_MARGIN = 0.85
 """Share of the context window a prompt may fill (cl100k counts differ from the model's)."""
@@ -170,6 +171,10 @@ def source_of(result: RetrievalResult, number: int | None) -> Source:
 
 WIDER = 5
 """Chunks beyond the retrieved ones (by the question's words) searched for disagreement."""
+WRITER_POOL = 20
+"""Chunks retrieved at least for an analytical question answered offline (a summary)."""
+MAX_DISPUTES = 8
+"""Disagreements stated at most in answer to "where do the sources disagree …"."""
 
 
 class Answerer:
@@ -204,6 +209,19 @@ class Answerer:
         """The extractive answer, plus a "Sources disagree" line when they do on the fact
         (a side may be one of the `disputing` chunks, which were not retrieved).
         """
+        asked = understand(question)
+        if asked.kind == "disagreement":
+            text = self._disputes_text(asked, findings, [*results, *disputing], response)
+            if text:
+                return text
+        elif asked.kind == "analytical":
+            written = write(asked, results, self.settings.answer_words,
+                            embedder=self.sentence_embedder())
+            if written.text:
+                stated = relevant(question, findings)[:2]
+                response.disagreements = [f.topic for f in stated]
+                lines = _disagreement_text(stated, [*results, *disputing])
+                return f"{written.text}\n\n{lines}" if lines else written.text
         extraction = extract(question, results, self.settings.answer_sentences,
                              self.sentence_embedder())
         response.extracts = extraction.extracts
@@ -213,6 +231,20 @@ class Answerer:
         response.disagreements = [f.topic for f in stated]
         text = _disagreement_text(stated, [*results, *disputing], extraction.ranking)
         return f"{extraction.text}\n\n{text}" if text else extraction.text
+
+    @staticmethod
+    def _disputes_text(asked: Question, findings: Sequence[Finding],
+                       results: Sequence[RetrievalResult], response: ChatResponse) -> str:
+        """The answer to "where do the sources disagree (about X)?": every disagreement the
+        finder saw about X (all of them without an X), both sides quoted and cited.
+        """
+        if asked.subject:
+            stated = relevant(asked.subject, findings, limit=MAX_DISPUTES)
+        else:
+            stated = relevant(" ".join(f.topic for f in findings), findings,
+                              limit=MAX_DISPUTES) or list(findings)[:MAX_DISPUTES]
+        response.disagreements = [f.topic for f in stated]
+        return _disagreement_text(stated, results)
 
     def chat_model(self, backend: str | None = None) -> ChatModel | None:
         """The configured chat model, or None for the extractive backend."""
@@ -248,6 +280,9 @@ class Answerer:
         """
         timings: dict[str, float] = {}
         start = time.perf_counter()
+        asked = understand(question)
+        if asked.kind == "analytical" and (llm or self.settings.llm_backend) == "extractive":
+            top_k = max(top_k or self.settings.top_k, WRITER_POOL)  # a summary draws widely
         results = self.retriever.search(question, mode, top_k, filters)
         timings["retrieval_ms"] = (time.perf_counter() - start) * 1000
         valid_ids = [r.chunk_id for r in results]
@@ -259,7 +294,8 @@ class Answerer:
         if contradictions is not None and len(results) > 1:
             start = time.perf_counter()
             where = asks_for_place(question)
-            if where or asks_for_value(question):  # a disputed value may sit a little lower
+            if where or asks_for_value(question) or asked.kind == "disagreement":
+                # a disputed value may sit a little lower
                 findings = contradictions(valid_ids + self._wider(question, filters, valid_ids),
                                           True, places=where)
                 # places are compared for this question only: keep those about what it asks

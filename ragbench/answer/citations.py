@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.passages import passages
 from ragbench.lexical import content_words, split_sentences
 from ragbench.models import RetrievalResult
+from ragbench.writing.passages import passages
 
 CITATION_RULES = """You answer questions using ONLY the numbered context passages below.
 Rules:
@@ -213,7 +213,7 @@ def supporting_passages(
     """The passages of `chunk_text` that hold the words of `claim`, best first.
 
     Deterministic and cheap: the chunk is split into its passages (sentences, items, table-row
-    statements; `ragbench.answer.passages`), each scored by the share of the claim's content
+    statements; `ragbench.writing.passages`), each scored by the share of the claim's content
     words (stemmed) it holds; the best wins, and a further passage is added only when it brings
     claim words none chosen holds (a claim drawn from two sentences gets both). Headings and
     list labels never support a claim on their own. No shared word: no passage.

@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragbench.answer.extractive import Extract, question_terms
-from ragbench.answer.passages import clean, passages
 from ragbench.contradictions import Finding
 from ragbench.contradictions.detector import place_nouns
 from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult
+from ragbench.writing.passages import clean, passages
 
 MAX_STATED = 2
 ANSWERED = 3

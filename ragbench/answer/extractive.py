@@ -1,7 +1,7 @@
 """Offline extractive answers: the retrieved chunks' best passages, ranked by meaning and words.
 
 No language model writes anything here; the answer is made of passages of the retrieved
-chunks (`ragbench.answer.passages`), each cited `[C:chunk_id]`, and every chosen passage
+chunks (`ragbench.writing.passages`), each cited `[C:chunk_id]`, and every chosen passage
 records its chunk id and character offsets within the chunk text (`Extract`).
 
 Ranking, per candidate passage:
@@ -40,19 +40,16 @@ from __future__ import annotations
 import logging
 import math
 import re
-import threading
-import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-import numpy as np
 from pydantic import BaseModel, Field
 
-from ragbench.answer.passages import Passage, passages
 from ragbench.lexical import WORD, content_words, stem
 from ragbench.models import RetrievalResult
+from ragbench.writing.meaning import VECTORS, SentenceEmbedder
+from ragbench.writing.passages import Passage, passages
 
 logger = logging.getLogger(__name__)
 
@@ -115,14 +112,6 @@ _TIME = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b[QH][1-4]\b|\b(?:jan|feb|mar
                    r"jun|jul|aug|sep|oct|nov|dec)", re.I)
 
 
-class SentenceEmbedder(Protocol):
-    """Anything with the embedder's batch call: L2-normalised vectors, one row per text."""
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of `texts` (shape len(texts) x dim)."""
-        ...
-
-
 class Extract(BaseModel):
     """One passage of an extractive answer and exactly where it is in its chunk."""
 
@@ -168,53 +157,6 @@ class _Candidate:
     """It names who holds the role a "who wrote / owns …" question asks about (`WhoRole`)."""
 
 
-class _VectorCache:
-    """Process-wide LRU of passage vectors, keyed by the embedder and the text, and the
-    embedder's recent cost per text (to keep the answer within its time budget).
-    """
-
-    def __init__(self, size: int = 50_000) -> None:
-        self.size = size
-        self.items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-        self.lock = threading.Lock()
-        self.ms_per_text: dict[str, float] = {}
-
-    def affordable(self, embedder: SentenceEmbedder, budget_ms: float | None) -> int | None:
-        """How many texts fit in `budget_ms` at the embedder's recent speed (None: any)."""
-        model = str(getattr(embedder, "model_id", id(embedder)))
-        cost = self.ms_per_text.get(model)
-        if budget_ms is None or cost is None:
-            return None
-        fits = int(budget_ms // max(cost, 1e-3))
-        if fits < 2:  # too slow now: words only, and look again soon (the load may pass)
-            self.ms_per_text[model] = cost * 0.8
-        return fits
-
-    def vectors(self, embedder: SentenceEmbedder, texts: list[str]) -> np.ndarray:
-        """Vectors of `texts`, embedding only the ones not cached, in one batch."""
-        model = str(getattr(embedder, "model_id", id(embedder)))
-        with self.lock:
-            found = {t: self.items[(model, t)] for t in texts if (model, t) in self.items}
-            for t in found:
-                self.items.move_to_end((model, t))
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
-        if missing:
-            started = time.perf_counter()
-            fresh = np.asarray(embedder.embed(missing), dtype=np.float32)
-            per_text = (time.perf_counter() - started) * 1000 / len(missing)
-            previous = self.ms_per_text.get(model)
-            self.ms_per_text[model] = per_text if previous is None else \
-                0.5 * previous + 0.5 * per_text
-            with self.lock:
-                for t, v in zip(missing, fresh, strict=True):
-                    found[t] = v
-                    self.items[(model, t)] = v
-                while len(self.items) > self.size:
-                    self.items.popitem(last=False)
-        return np.stack([found[t] for t in texts])
-
-
-VECTORS = _VectorCache()
 
 
 def question_terms(question: str) -> set[str]:

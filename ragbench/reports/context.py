@@ -68,18 +68,16 @@ class QueryMemo:
 class GenerationOptions(BaseModel):
     """Retrieval depth, context budget and digest sizes of one part's generation."""
 
-    per_lens: int = 3
-    """Passages per lens (balanced retrieval)."""
-    min_per_lens: int = 1
-    """A lens keeps at least this many passages even when other parts cited them already."""
     graph_k: int = 8
     """Graph-expanded results considered on top of the balanced ones."""
     context_chars: int = 24_000
     """Character budget of the passages in an LLM prompt."""
     max_tokens: int | None = None
     """Completion tokens per part (default: the llm_max_tokens setting)."""
-    statements_per_lens: int = 2
-    table_rows: int = 6
+    words: int = 250
+    """Length of a section part written offline (the writer fills it when the sources allow)."""
+    pool: int = 30
+    """Chunks gathered for a section part (hybrid, across the report's lenses, no quota)."""
     disagreements: int = 3
     """Open disagreements listed in a section part (a disagreements part lists all)."""
     max_disagreements: int = 16
@@ -88,30 +86,16 @@ class GenerationOptions(BaseModel):
 
 def gather(search: Search, query: str, lenses: Sequence[str], options: GenerationOptions,
            avoid: set[str] | frozenset[str] = frozenset()) -> list[RetrievalResult]:
-    """Balanced + graph-expanded passages for `query` within `lenses`, fresh ones first.
-
-    Order: every lens's best, then every lens's second best... (balanced), then the graph
-    results not already in. `avoid` holds chunk ids cited by other parts.
+    """A wide pool of passages for `query` within `lenses`: the best `options.pool` hybrid
+    results across all of them (no lens quota: a lens whose passages do not match says
+    nothing), then the graph results not already in. `avoid` (chunk ids other parts cited)
+    does not remove passages: the writer skips statements already made, not whole chunks.
     """
-    per_lens: list[list[RetrievalResult]] = []
-    for lens in lenses:
-        hits = search.search(query, "hybrid", options.per_lens * 3,
-                             SearchFilters(lenses=[lens]))
-        fresh = [r for r in hits if r.chunk_id not in avoid]
-        used = [r for r in hits if r.chunk_id in avoid]
-        picks = fresh[: options.per_lens]
-        if len(picks) < options.min_per_lens:
-            picks += used[: options.min_per_lens - len(picks)]
-        per_lens.append(picks)
-    out: list[RetrievalResult] = []
-    for rank in range(options.per_lens):
-        for picks in per_lens:
-            if rank < len(picks):
-                out.append(picks[rank].model_copy(update={"mode": "balanced"}))
+    filters = SearchFilters(lenses=list(lenses)) if lenses else None
+    out = [r.model_copy() for r in search.search(query, "hybrid", options.pool, filters)]
     have = {r.chunk_id for r in out}
-    graph = search.search(query, "graph", options.graph_k,
-                          SearchFilters(lenses=list(lenses)) if lenses else None)
-    out += [r for r in graph if r.chunk_id not in have and r.chunk_id not in avoid]
+    graph = search.search(query, "graph", options.graph_k, filters)
+    out += [r for r in graph if r.chunk_id not in have]
     for i, result in enumerate(out, 1):
         result.rank = i
     return out

@@ -5,7 +5,9 @@ under the citation rules (specs/004); the output is validated against the ids in
 (invented ids removed, the rest renumbered) and, when more than half of its citations are
 invalid or it cites nothing at all, asked again with the list of valid ids (`MAX_RETRIES`). A
 prompt too long for the model's window is retried with half the passages. A failing endpoint
-falls back to the extractive digest when `llm_fallback` is on.
+falls back to the offline writer when `llm_fallback` is on. Offline, a section part is written
+by `ragbench.writing` (a cited query-focused summary of `options.words` words, skipping what
+other parts said) and a disagreements part lists the contradiction clusters.
 
 References (specs/000) are evaluated after generation: with a model, by the specs/000
 evaluation prompt (`answer.references.evaluate_references`), completed with the deterministic
@@ -31,8 +33,10 @@ from ragbench.errors import ContextWindowError, LLMError
 from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult
 from ragbench.reports.context import GenerationOptions, format_context
-from ragbench.reports.digest import digest, disagreement_digest
+from ragbench.reports.digest import NOTHING, disagreement_digest, disagreement_lines
 from ragbench.reports.models import GenerationInfo, PartKind
+from ragbench.writing import write
+from ragbench.writing.meaning import SentenceEmbedder
 
 MAX_RETRIES = 2
 TokenCallback = Callable[[str], None]
@@ -57,6 +61,10 @@ class PartTask(BaseModel):
     current_text: str | None = Field(None, description="text to rewrite (tuning)")
     other_parts: list[str] = Field(default_factory=list)
     lens_order: list[str] = Field(default_factory=list)
+    state_disagreements: bool = Field(
+        False, description="state the part's disagreements (the report has no part for them)")
+    stated_topics: list[str] = Field(
+        default_factory=list, description="disagreements other parts already state")
 
 
 class Draft(BaseModel):
@@ -133,10 +141,13 @@ def _messages(task: PartTask, context: str) -> list[dict[str, str]]:
 class PartGenerator:
     """Write a part extractively or with a chat model; validate; evaluate references."""
 
-    def __init__(self, options: GenerationOptions, max_tokens: int, fallback: bool) -> None:
+    def __init__(self, options: GenerationOptions, max_tokens: int, fallback: bool,
+                 embedder: Callable[[], SentenceEmbedder | None] | None = None) -> None:
         self.options = options
         self.max_tokens = options.max_tokens or max_tokens
         self.fallback = fallback
+        self.embedder = embedder
+        """The sentence embedder the offline writer ranks meaning with (None: words only)."""
 
     def write(self, task: PartTask, results: list[RetrievalResult], findings: list[Finding],
               model: ChatModel | None = None, used: set[str] | frozenset[str] = frozenset(),
@@ -179,8 +190,20 @@ class PartGenerator:
                     findings: list[Finding], used: set[str] | frozenset[str]) -> str:
         if task.kind == "disagreements":
             return disagreement_digest(findings, self.options, results)
-        return digest(task.query, task.keywords, results, findings, self.options, used,
-                      task.lens_order)
+        query = " ".join([task.query, *(k for k in task.keywords if k not in task.query)])
+        written = write(query, results, self.options.words, avoid=used,
+                        embedder=self.embedder() if self.embedder else None)
+        if not written.text:
+            return NOTHING
+        if not task.state_disagreements:
+            return written.text
+        cited = set(written.cited)
+        fresh = [f for f in findings if f.topic not in task.stated_topics
+                 and any(side.get("chunk_id") in cited for side in f.chunks)]
+        lines = disagreement_lines(fresh, self.options.disagreements, sides=2,
+                                   texts={r.chunk_id: r.text for r in results})
+        return written.text + ("\n\n**Where the sources disagree**\n\n" + "\n".join(lines)
+                               if lines else "")
 
     def _generate(self, model: ChatModel, task: PartTask, results: list[RetrievalResult],
                   findings: list[Finding], info: GenerationInfo,

@@ -25,7 +25,7 @@ from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.lexical import stem
 from ragbench.models import RetrievalResult
 from ragbench.reports.context import GenerationOptions, Search, gather
-from ragbench.reports.digest import statement_key, statements_of
+from ragbench.reports.digest import statements_of
 from ragbench.reports.generator import PartGenerator, PartTask, TokenCallback
 from ragbench.reports.models import (
     LensCoverage,
@@ -40,6 +40,7 @@ from ragbench.reports.models import (
 from ragbench.reports.store import ReportStore
 from ragbench.reports.templates import PartSpec, outline
 from ragbench.store.catalog import now_iso
+from ragbench.writing import statement_key
 
 FindContradictions = Callable[[Sequence[str]], list[Finding]]
 ChunksById = Callable[[Sequence[str]], list[RetrievalResult]]
@@ -206,10 +207,15 @@ class ReportService:
                         current_text=part.current.text_with_ids if tune and part.current
                         else None,
                         other_parts=[p.header for p in report.parts if p.part_id != part.part_id],
-                        lens_order=lens_order)
+                        lens_order=lens_order,
+                        state_disagreements=not any(p.kind == "disagreements"
+                                                    for p in report.parts),
+                        stated_topics=[f.topic for p in others if p.current
+                                       for f in p.current.contradictions])
         generator = self.generator
         if options is not generator.options:
-            generator = PartGenerator(options, generator.max_tokens, generator.fallback)
+            generator = PartGenerator(options, generator.max_tokens, generator.fallback,
+                                      generator.embedder)
         draft = generator.write(task, results, findings, model, used, on_token)
         if tune and instruction:
             draft.generation.instruction = instruction
@@ -405,12 +411,11 @@ def _focus_words(instruction: str) -> list[str]:
 
 
 def _tuned_options(options: GenerationOptions, instruction: str) -> GenerationOptions:
-    """Digest sizes for an instruction: fewer statements when shorter, more when longer."""
+    """Part length for an instruction: about half when shorter, half again when longer."""
     if _SHORTER.search(instruction):
-        return options.model_copy(update={"statements_per_lens": 1, "table_rows": 3,
+        return options.model_copy(update={"words": max(60, options.words // 2),
                                           "disagreements": 1})
     if _LONGER.search(instruction):
-        return options.model_copy(update={
-            "statements_per_lens": options.statements_per_lens + 1,
-            "table_rows": options.table_rows + 3, "per_lens": options.per_lens + 1})
+        return options.model_copy(update={"words": options.words * 3 // 2,
+                                          "pool": options.pool + 10})
     return options

@@ -66,7 +66,8 @@ class ReportsArea:
         return ReportService(
             ReportStore(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
             wb._contradictions_among,
-            PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback))
+            PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback,
+                          wb.answerer.sentence_embedder))
 
     def _chunks(self, chunk_ids: Sequence[str]) -> builtins.list[RetrievalResult]:
         rows = self._wb.catalog.get_chunks(list(chunk_ids))

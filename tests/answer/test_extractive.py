@@ -10,9 +10,9 @@ import pytest
 from ragbench.answer.answerer import NOT_FOUND, extractive_answer
 from ragbench.answer.disagreement import disagreement_text, prompt_block, relevant
 from ragbench.answer.extractive import extract, is_digest, question_terms
-from ragbench.answer.passages import passages, row_statement
 from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult
+from ragbench.writing.passages import passages, row_statement
 
 pytestmark = pytest.mark.unit
 
@@ -300,9 +300,10 @@ def test_meaning_stays_within_its_time_budget(monkeypatch):
     from types import SimpleNamespace
 
     from ragbench.answer import extractive
+    from ragbench.writing import meaning
 
     now = [0.0]  # a clock of our own: the budget arithmetic, not this machine's load, is tested
-    monkeypatch.setattr(extractive, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(meaning, "time", SimpleNamespace(perf_counter=lambda: now[0]))
 
     class Slow(BagEmbedder):
         model_id = "slow"

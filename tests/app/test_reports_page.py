@@ -135,7 +135,7 @@ def test_create_roadmap_shows_parts_citations_and_exports(ws):
     # untrusted document text never becomes HTML: every "<" in Markdown is escaped
     assert all(m.proto.allow_html is False for m in at.markdown)
     assert not any(re.search(r"(?<!\\)[<\[]", m.value) for m in at.markdown
-                   if "Key statements" in m.value)
+                   if len(m.value) > 150)  # the parts' prose
 
 
 def test_write_again_keeps_history_and_tune_changes_text(ws):
