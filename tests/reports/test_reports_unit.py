@@ -21,7 +21,6 @@ from ragbench.reports.templates import ROADMAP_QUERIES, outline
 from ragbench.store.catalog import Catalog
 from tests.reports.helpers import (
     ALL,
-    BY_ID,
     FakeSearch,
     ScriptedModel,
     chunks,
