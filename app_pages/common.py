@@ -15,6 +15,7 @@ import streamlit as st
 from ragbench.config import load_settings
 from ragbench.errors import RagbenchError
 from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import passage_html
 
 HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
                "error": ":red[●]"}
@@ -141,20 +142,18 @@ def cited_spans(passages: list[dict], chunk: str) -> list[tuple[int, int]]:
     return merged
 
 
-def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]]) -> None:
-    """The chunk as text with its supporting sentences highlighted (st.code), or the whole
-    chunk highlighted when no sentence was matched. Text only: nothing renders as Markdown.
+def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]],
+                           table_header: str | None = None) -> None:
+    """The chunk as readable text with its supporting sentences highlighted, or the whole chunk
+    highlighted when no sentence was matched.
+
+    The chunk's Markdown is rendered (emphasis, lists, tables) by `passage_html`: inert HTML
+    from markdown-it with raw HTML off (document HTML shows as text), images as their alt text
+    and links as their label, shown with st.html (DOMPurify as a second guard).
     """
     if not spans:
         st.caption("No sentence of the chunk was matched to the text: the whole chunk is "
                    "highlighted.")
-        st.code(chunk, language=None, wrap_lines=True)
-        return
-    pos = 0
-    for a, b in spans:  # chunk text, then the supporting sentence highlighted, then the rest
-        if chunk[pos:a].strip():
-            st.text(chunk[pos:a].strip("\n"))
-        st.code(chunk[a:b], language=None, wrap_lines=True)
-        pos = b
-    if chunk[pos:].strip():
-        st.text(chunk[pos:].strip("\n"))
+        spans = [(0, len(chunk))]
+    with st.container(border=True):
+        st.html(passage_html(chunk, spans, table_header))

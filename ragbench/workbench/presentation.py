@@ -5,6 +5,7 @@ display helpers they need are re-exported here, so a page or a CLI command never
 a stage module. Nothing here touches a workspace.
 """
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -210,3 +211,104 @@ def bars_spec(counts: dict[str, Any], category: str, value: str) -> dict[str, An
             "x": {"field": value, "type": "quantitative", "title": value},
         },
     }
+
+
+_MARK_OPEN, _MARK_CLOSE = "\u2e28", "\u2e29"
+"""Span sentinels placed in the Markdown before rendering (punctuation, so emphasis next to
+them still parses as it would next to the sentence's own punctuation)."""
+_LINE_MARKUP = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+|\|[ \t]*)*")
+_SEPARATOR_ROW = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")
+_HTML_PARTS = re.compile(r"(<[^>]*>)")
+
+
+def _marked_spans(chunk: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` moved off line markup: a span starting a line starts after its heading, quote,
+    list or table-row marker, and one ending a table row ends before its closing pipe, so the
+    sentinels never change how a line parses.
+    """
+    out = []
+    for a, b in spans:
+        line_start = chunk.rfind("\n", 0, a) + 1
+        if not chunk[line_start:a].strip():
+            a = max(a, line_start + len(_LINE_MARKUP.match(chunk, line_start).group()))  # type: ignore[union-attr]
+        line_start_b = chunk.rfind("\n", 0, b) + 1
+        line_end = chunk.find("\n", b)
+        line_end = len(chunk) if line_end < 0 else line_end
+        if not chunk[b:line_end].strip() and chunk[line_start_b:b].rstrip().endswith("|") \
+                and chunk[line_start_b:b].lstrip().startswith("|"):
+            b = chunk.rindex("|", line_start_b, b)
+        while b > a and chunk[b - 1] in " \t":
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def _with_table_headers(source: str, table_header: str | None) -> str:
+    """Pipe tables as GFM tables: a header separator after each table's first row when the
+    text has none (parsed documents drop it); a table at the chunk's start gets the header row
+    it continues (`table_header`, when the chunk starts inside a table) above it.
+    """
+    lines = source.split("\n")
+    out: list[str] = []
+    i = 0
+    first_content = next((k for k, line in enumerate(lines) if line.strip()), 0)
+
+    def is_row(line: str) -> bool:
+        bare = line.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "").strip()
+        return len(bare) > 1 and bare.startswith("|") and bare.endswith("|")
+
+    while i < len(lines):
+        if not is_row(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and is_row(lines[j]):
+            j += 1
+        run = lines[i:j]
+        bare = run[0].replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "").strip()
+        columns = max(1, bare.count("|") - 1)
+        header = (table_header or "").strip()
+        if i == first_content and header:
+            out.extend(header.split("\n"))
+            if len(header.split("\n")) < 2:
+                out.append("|" + " --- |" * columns)
+        elif len(run) < 2 or not _SEPARATOR_ROW.match(run[1]):
+            run = [run[0], "|" + " --- |" * columns, *run[1:]]
+        out.extend(run)
+        i = j
+    return "\n".join(out)
+
+
+def passage_html(chunk: str, spans: Sequence[tuple[int, int]],
+                 table_header: str | None = None) -> str:
+    """A cited chunk as readable, inert HTML with its cited spans (offsets into `chunk`) marked.
+
+    The chunk's Markdown is rendered by `view_html` (markdown-it, raw HTML off: document HTML is
+    escaped text; images become their alt text; links keep only their label), tables included
+    (a chunk that starts inside a table shows the header row it continues, `table_header`,
+    when given). Each span is marked with `<mark>` around the text it covers, cell by cell and line
+    by line, so the markup stays well formed wherever a sentence starts or ends.
+    """
+    source = chunk
+    if _MARK_OPEN in chunk or _MARK_CLOSE in chunk:  # cannot mark: shown unmarked
+        return view_html(_with_table_headers(source, table_header), "", lambda uri: None)
+    for a, b in sorted(_marked_spans(chunk, spans), reverse=True):
+        source = source[:a] + _MARK_OPEN + source[a:b] + _MARK_CLOSE + source[b:]
+    html = view_html(_with_table_headers(source, table_header), "", lambda uri: None)
+    out: list[str] = []
+    marking = False
+    for part in _HTML_PARTS.split(html):
+        if part.startswith("<"):
+            out.append(part.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, ""))
+            continue
+        for piece in re.split(f"([{_MARK_OPEN}{_MARK_CLOSE}])", part):
+            if piece == _MARK_OPEN:
+                marking = True
+            elif piece == _MARK_CLOSE:
+                marking = False
+            elif piece:
+                out.append(f"<mark>{piece}</mark>" if marking and piece.strip() else piece)
+    return "".join(out)
+
