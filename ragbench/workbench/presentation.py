@@ -312,3 +312,27 @@ def passage_html(chunk: str, spans: Sequence[tuple[int, int]],
                 out.append(f"<mark>{piece}</mark>" if marking and piece.strip() else piece)
     return "".join(out)
 
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def ingest_summary(report: dict[str, Any]) -> str:
+    """One line for an ingest report (`IngestReport.model_dump()`): the files picked, the
+    documents they made with attachments named as such, then the outcome per status.
+
+    "3 files, 4 documents (1 attachment): 4 inserted · ..." — the totals count every document,
+    attachments included, so without the split 3 picked files read as "4 inserted".
+    """
+    files = report.get("files") or []
+    attachments = sum(1 for f in files if f.get("parent_doc_id"))
+    picked = len(files) - attachments
+    t = report["totals"]
+    head = _plural(picked, "file")
+    if attachments:
+        head += (f", {_plural(picked + attachments, 'document')} "
+                 f"({_plural(attachments, 'attachment')})")
+    outcome = (f"{t['inserted']} inserted · {t['updated']} updated · {t['reprocessed']} "
+               f"reprocessed · {t['skipped']} skipped · {t['failed']} failed · "
+               f"{t['chunks']} chunks")
+    return f"{head}: {outcome} in {report['seconds']:.1f} s"

@@ -208,3 +208,26 @@ def test_settings_test_connection_reports_unreachable(tmp_path, monkeypatch):
     assert not at.exception, at.exception
     assert any("cannot reach http://127.0.0.1:9/v1" in e.value for e in at.error)
 
+
+def test_library_summary_names_attachments(tmp_path, monkeypatch):
+    """issue 31 walk: picking 3 files (one an e-mail with an attachment) reported "4 inserted"
+    without saying that one of the four documents is an attachment."""
+    from tests.maintenance.test_reprocess_summary import MAIL
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "ledger.eml").write_bytes(MAIL)
+    (src / "plan.md").write_text("# Plan\n\nThe plan ships in May.")
+    (src / "notes.txt").write_text("Pricing stays flat this year.")
+    ws = tmp_path / "ws"
+    report = Workbench(ws).library.ingest_uploads(
+        [(p.name, p.read_bytes()) for p in sorted(src.iterdir())], lens="team")
+    assert report.totals["inserted"] == 4
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
+    at = run_page(ws, "app_pages/library.py")
+    at.session_state["last_ingest"] = report.model_dump()
+    at.run()
+    assert not at.exception, at.exception
+    (banner,) = at.success
+    assert banner.value.startswith(
+        "Last ingest: 3 files, 4 documents (1 attachment): 4 inserted · 0 updated"), banner.value
