@@ -336,3 +336,41 @@ def ingest_summary(report: dict[str, Any]) -> str:
                f"reprocessed · {t['skipped']} skipped · {t['failed']} failed · "
                f"{t['chunks']} chunks")
     return f"{head}: {outcome} in {report['seconds']:.1f} s"
+
+
+_LABEL_MARKUP = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|^\s*#{1,6}\s+|\|")
+
+
+def plain_label(text: str, limit: int = 70) -> str:
+    """A chunk's text as a one-line label: Markdown emphasis, code marks, heading marks and
+    table pipes dropped ("**Owner:** Product" reads "Owner: Product"), whitespace collapsed,
+    cut at `limit` characters.
+    """
+    flat = " ".join(_LABEL_MARKUP.sub(" ", line) for line in text.splitlines())
+    flat = " ".join(flat.split())
+    flat = re.sub(r"\s+([:;,.!?])", r"\1", flat)
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+_LINK_REASON = {
+    "SAME_SOURCE": "same document",
+    "SAME_LENS": "same lens",
+    "SEQUENTIAL": "next to each other in the document",
+}
+
+
+def link_reason(neighbour: dict[str, Any]) -> str:
+    """Why a neighbour is linked to the chosen chunk, from the edge's stored data: the shared
+    key terms, the shared periods, the similarity, or what the structural edge means.
+    """
+    etype, weight = neighbour.get("type", ""), neighbour.get("weight") or 0.0
+    if etype == "SIMILAR_TO":
+        return f"similar wording (cosine similarity {weight:.2f})"
+    if etype == "TOPIC_OVERLAP":
+        terms = neighbour.get("shared_terms") or []
+        return ("shared terms: " + ", ".join(terms)) if terms else (
+            f"{weight:.0f} shared key terms")
+    if etype == "TEMPORAL_OVERLAP":
+        periods = neighbour.get("shared_periods") or []
+        return ("same period: " + ", ".join(periods)) if periods else "a shared period"
+    return _LINK_REASON.get(etype, etype.replace("_", " ").lower())
