@@ -11,7 +11,7 @@ PORT ?= 8501
 ## The app listens on loopback only unless told otherwise (it has no login of its own).
 ADDRESS ?= 127.0.0.1
 
-.PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps ocr-deps
+.PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps ocr-deps emoji-font
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,16 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
+## Debian Noto Color Emoji: without an emoji font a browser on this machine (the Playwright
+## chromium, or one opened on `make run`) shows the emoji of documents and pages as empty boxes.
+## Skipped where there is no apt-get.
+emoji-font:
+	@dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-color-emoji >/dev/null; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-color-emoji >/dev/null; fi; }
+
 ## Debian chromium for the Playwright browser tests (Playwright's own download fails offline).
-browser-deps:
+browser-deps: emoji-font
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
@@ -62,7 +70,7 @@ test-fast: install-dev
 samples: install
 	$(BIN)/ragbench --workspace $(WORKSPACE) load-samples data/samples
 
-run: samples ocr-deps
+run: samples ocr-deps emoji-font
 	RAGBENCH_WORKSPACE=$(WORKSPACE) $(BIN)/streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS)
 
 bench: install-dev

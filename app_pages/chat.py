@@ -101,8 +101,9 @@ REST_CHARS = 30_000  # view text shown after the cited block (the rest: "Whole d
 def show_passage(source: dict) -> None:
     """The cited sentence(s) highlighted inside the chunk, the chunk inside its document text.
 
-    Document and model text is untrusted: it is shown with st.text / st.code, or as a caption
-    escaped by `md_escape`, so nothing in it renders as HTML, a link or an image.
+    Document and model text is untrusted: the chunk is rendered as inert HTML
+    (`show_highlighted_chunk`), captions are escaped by `md_escape`, so nothing in it renders
+    as live HTML, a link or an image.
     """
     detail = wb.answers.resolve_citation(source["id"]).model_dump()
     text = wb.library.document_text(source["documentId"]) if detail["status"] == "live" else None
@@ -134,7 +135,7 @@ def show_passage(source: dict) -> None:
     if text and start:  # the document around the chunk, smaller and grey
         st.caption(md_escape(("…" if start > CONTEXT_CHARS else "")
                              + text[max(0, start - CONTEXT_CHARS):start]))
-    show_highlighted_chunk(chunk, spans)
+    show_highlighted_chunk(chunk, spans, source.get("tableHeader") if same else None)
     if text and end < len(text):
         st.caption(md_escape(text[end:end + CONTEXT_CHARS]
                              + ("…" if end + CONTEXT_CHARS < len(text) else "")))

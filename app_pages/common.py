@@ -7,6 +7,7 @@ auto-discover, so no page ever runs without `app.py`). UI only: all work is in r
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
@@ -14,6 +15,7 @@ import streamlit as st
 from ragbench.config import load_settings
 from ragbench.errors import RagbenchError
 from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import passage_html
 
 HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
                "error": ":red[●]"}
@@ -70,20 +72,59 @@ def refresh_counts() -> None:
     sidebar_counts.clear()
 
 
+REPROCESS_STAGES = {"parse": ("Parse + chunk", 0.0, 0.3), "embed": ("Embed", 0.3, 0.8),
+                    "index": ("Index", 0.8, 0.97), "graph": ("Graph", 0.97, 1.0)}
+"""Each pipeline stage's label and its share of the re-process bar (from, to)."""
+
+
+class ReprocessProgress:
+    """Turns the pipeline's stage events (parse and index per document, embed per chunk
+    batch, graph) and per-document events into one bar that only moves forward, so a long
+    re-process shows where it is instead of sitting empty until the end (issue 31).
+    """
+
+    def __init__(self, bar: Any, label: str) -> None:
+        self.bar, self.label, self.value = bar, label, 0.0
+        self.last_file = ""
+
+    def _show(self, value: float, text: str) -> None:
+        self.value = max(self.value, min(1.0, value))
+        self.bar.progress(self.value, text=text)
+
+    def on_stage(self, stage: str, done: int, total: int) -> None:
+        """A stage event: `done` of `total` documents (chunks for embed)."""
+        name, lo, hi = REPROCESS_STAGES.get(stage, (stage, self.value, self.value))
+        share = done / total if total else 1.0
+        unit = "chunks" if stage == "embed" else "documents"
+        last = f" · {self.last_file}" if stage == "index" and self.last_file else ""
+        self._show(lo + (hi - lo) * share, f"{self.label} {name}: {done}/{total} {unit}{last}")
+
+    def on_file(self, path: str, done: int, total: int) -> None:
+        """A document (with its attachments) stored."""
+        self.last_file = path
+        lo, hi = REPROCESS_STAGES["index"][1:]
+        self._show(lo + (hi - lo) * (done / total if total else 1.0),
+                   f"{self.label} {done}/{total} documents stored · {path}")
+
+
 def reprocess_with_progress(wb: Workbench, label: str) -> Any | None:
     """Re-process stale documents under a progress bar; the report, or None after an error
-    shown on the page. Counts are refreshed on success.
+    shown on the page. Counts are refreshed on success. The bar moves per document and per
+    stage (`ReprocessProgress`), and says so while the embedding model is still loading.
     """
     bar = st.progress(0.0, text=label)
-
-    def on_file(path: str, done: int, total: int) -> None:
-        bar.progress(done / total if total else 1.0, text=f"{done}/{total} · {path}")
-
+    started = time.perf_counter()
+    reporter = ReprocessProgress(bar, label)
     try:
-        outcome = wb.maintenance.reprocess(file_progress=on_file)
+        while not wb.maintenance.warm_up(timeout=0.5):
+            bar.progress(0.0, text=f"{label} Loading the embedding model (first time only)… "
+                                   f"{time.perf_counter() - started:.0f} s")
+        outcome = wb.maintenance.reprocess(progress=reporter.on_stage,
+                                           file_progress=reporter.on_file)
     except RagbenchError as e:
         st.error(f"Re-processing failed: {e}")
         return None
+    bar.progress(1.0, text=f"{label} done")
     refresh_counts()
     return outcome
 
@@ -101,20 +142,18 @@ def cited_spans(passages: list[dict], chunk: str) -> list[tuple[int, int]]:
     return merged
 
 
-def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]]) -> None:
-    """The chunk as text with its supporting sentences highlighted (st.code), or the whole
-    chunk highlighted when no sentence was matched. Text only: nothing renders as Markdown.
+def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]],
+                           table_header: str | None = None) -> None:
+    """The chunk as readable text with its supporting sentences highlighted, or the whole chunk
+    highlighted when no sentence was matched.
+
+    The chunk's Markdown is rendered (emphasis, lists, tables) by `passage_html`: inert HTML
+    from markdown-it with raw HTML off (document HTML shows as text), images as their alt text
+    and links as their label, shown with st.html (DOMPurify as a second guard).
     """
     if not spans:
         st.caption("No sentence of the chunk was matched to the text: the whole chunk is "
                    "highlighted.")
-        st.code(chunk, language=None, wrap_lines=True)
-        return
-    pos = 0
-    for a, b in spans:  # chunk text, then the supporting sentence highlighted, then the rest
-        if chunk[pos:a].strip():
-            st.text(chunk[pos:a].strip("\n"))
-        st.code(chunk[a:b], language=None, wrap_lines=True)
-        pos = b
-    if chunk[pos:].strip():
-        st.text(chunk[pos:].strip("\n"))
+        spans = [(0, len(chunk))]
+    with st.container(border=True):
+        st.html(passage_html(chunk, spans, table_header))

@@ -15,8 +15,10 @@ from ragbench.workbench.presentation import (
     bars_spec,
     distinct_findings,
     ego_chart,
+    link_reason,
     md_escape,
     node_fields,
+    plain_label,
     side_label,
 )
 
@@ -59,7 +61,7 @@ with tab_explore:
     candidates = wb.search.query(query, mode="hybrid", top_k=15) if query.strip() else []
     if query.strip() and not candidates:
         st.warning("No chunk matches that search.")
-    options = {f"{r.file_name} #{r.chunk_index} [{r.lens}]: {r.text[:70]}": r.chunk_id
+    options = {f"{r.file_name} #{r.chunk_index} [{r.lens}]: {plain_label(r.text)}": r.chunk_id
                for r in candidates}
     if not options:
         st.caption("Search for a chunk to explore its neighbourhood.")
@@ -109,11 +111,9 @@ with tab_explore:
                     continue
                 with st.expander(f"{etype} ({len(group)})"):
                     for n in group:
-                        extra = n.get("shared_terms") or n.get("shared_periods") or []
-                        st.text(f"weight {n['weight']:.3f} · {n['lens']} · "
-                                f"{n['source_name']} #{n['chunk_index']}"
-                                + (f" · shared: {', '.join(extra)}" if extra else ""))
-                        st.text(n["preview"])
+                        st.text(f"{n['source_name']} #{n['chunk_index']} · {n['lens']} · "
+                                f"linked by {link_reason(n)}")
+                        st.text(plain_label(n["preview"], 400))
 
 
 def show_finding(rank: int, f) -> None:  # noqa: ANN001 - a Finding

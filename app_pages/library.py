@@ -9,7 +9,7 @@ import streamlit as st
 
 from app_pages.common import refresh_counts, workbench
 from ragbench.errors import RagbenchError
-from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS, md_escape
+from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS, ingest_summary, md_escape
 from ragbench.workbench.presentation import upload_safe_name as sanitize_name
 
 wb = workbench()
@@ -86,7 +86,7 @@ def ingest(files: list, lens: str) -> None:
         st.error(f"The ingest stopped: {e}")
         return
     t = report.totals
-    status.update(label=f"Ingested {t['files']} file(s) in {report.seconds:.1f} s",
+    status.update(label=f"Ingested {ingest_summary(report.model_dump())}",
                   state="error" if t["failed"] and t["failed"] == t["files"] else "complete",
                   expanded=False)
     st.session_state["last_ingest"] = report.model_dump()
@@ -134,9 +134,7 @@ if last:
     t = last["totals"]
     stored = t["inserted"] + t["updated"] + t["reprocessed"]
     banner = st.success if not t["failed"] else st.warning if stored or t["skipped"] else st.error
-    banner(f"Last ingest: {t['inserted']} inserted · {t['updated']} updated · "
-           f"{t['reprocessed']} reprocessed · {t['skipped']} skipped · {t['failed']} failed "
-           f"· {t['chunks']} chunks in {last['seconds']:.1f} s")
+    banner(f"Last ingest: {ingest_summary(last)}")
     st.table(report_table(last), hide_index=True)  # static: its text is in the page
 
 # --- documents -------------------------------------------------------------------------------

@@ -90,6 +90,9 @@ class Chunk(BaseModel):
     lens: str = "default"
     embedding_text: str = ""
     context_header: str | None = None
+    table_header: str | None = None
+    """For a chunk that starts inside a table below its header row: that header row (and the
+    separator row under it), which `text` cannot repeat (see `ragbench.chunking.chunker`)."""
 
 
 class DocumentRecord(BaseModel):
@@ -193,6 +196,9 @@ class RetrievalResult(BaseModel):
     archive_download_uri: str | None = None
     expanded_from: str | None = Field(None, description="graph mode: the seed chunk it came from")
     edge_type: str | None = Field(None, description="graph mode: the edge it came through")
+    table_header: str | None = Field(
+        None, description="header row of the table the chunk starts inside (Chunk.table_header)"
+    )
 
 
 

@@ -224,16 +224,27 @@ def apply_context(
 
     `header` is the document header; each chunk adds its section path. The summary is only
     used when the document has more than one chunk. With `enabled` False the header is still
-    recorded but the chunk is embedded as its bare text.
+    recorded but the chunk is embedded as its bare text (`chunk_body`: with the header row of
+    a table it continues).
     """
     use_summary = summary if len(chunks) > 1 else ""
     for chunk in chunks:
         head = chunk_header(header, chunk.section_path)
         chunk.context_header = head
+        body = chunk_body(chunk)
         chunk.embedding_text = (
-            build_embedding_text(context_for(head, use_summary), chunk.text) if enabled
-            else chunk.text
+            build_embedding_text(context_for(head, use_summary), body) if enabled else body
         )
+
+
+def chunk_body(chunk: Chunk) -> str:
+    """The chunk as embedded without document context.
+
+    Its text, led by the header row of the table it continues (`Chunk.table_header`) when it
+    starts inside one. Column names belong to the rows, so they are embedded with or without
+    contextual embeddings.
+    """
+    return f"{chunk.table_header}\n{chunk.text}" if chunk.table_header else chunk.text
 
 
 def document_date(metadata: dict[str, object]) -> str | None:

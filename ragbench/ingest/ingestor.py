@@ -36,7 +36,7 @@ import numpy as np
 
 from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem
 from ragbench.archive.ops import set_links
-from ragbench.chunking.chunker import chunk_document
+from ragbench.chunking.chunker import attach_table_headers, chunk_document
 from ragbench.config import Settings
 from ragbench.embeddings.embedders import CachedEmbedder
 from ragbench.errors import StoreError
@@ -254,6 +254,7 @@ class Ingestor:
             parsed, doc_id, self.settings.chunk_size, self.settings.chunk_overlap, decision.lens,
             self.settings.tokenizer,
         )
+        attach_table_headers(parsed, chunks)
         self.contextualize(record, parsed.text, chunks)
         units = [Unit(record, parsed.text, chunks, data, parsed.blocks, parse_seconds)]
         failures: list[FileResult] = []

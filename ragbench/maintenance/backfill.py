@@ -186,6 +186,7 @@ class Backfiller:
             total_chunks=r["total_chunks"], start_char=r["start_char"], end_char=r["end_char"],
             token_count=r["token_count"], chunk_type=r["chunk_type"], text=r["text"],
             section_path=r["section_path"] or "", embedding_text=r["embedding_text"],
+            table_header=json.loads(r.get("metadata") or "{}").get("table_header"),
         ) for r in fixed]
         header = document_header(doc.title, doc.source_id, document_date(dict(doc.metadata)),
                                  doc.lens)

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -294,7 +295,19 @@ def result_from_row(
         download_url=uri, view_url=f"{uri}#chars={row['start_char']}-{row['end_char']}",
         archive_browse_uri=row.get("archive_browse_uri"),
         archive_download_uri=row.get("archive_download_uri"),
+        table_header=_table_header(row.get("metadata")),
     )
+
+
+def _table_header(metadata: str | None) -> str | None:
+    """`table_header` from a chunk row's metadata JSON (None when absent or unreadable)."""
+    if not metadata or "table_header" not in metadata:
+        return None
+    try:
+        value = json.loads(metadata).get("table_header")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _chroma_where(filters: SearchFilters | None) -> dict | None:

@@ -34,7 +34,7 @@ _CHUNK_COLUMNS = (
 )
 _CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
-    "paragraph_number", "list_style", "code_language",
+    "paragraph_number", "list_style", "code_language", "table_header",
 )
 
 

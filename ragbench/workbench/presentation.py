@@ -5,6 +5,7 @@ display helpers they need are re-exported here, so a page or a CLI command never
 a stage module. Nothing here touches a workspace.
 """
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -210,3 +211,166 @@ def bars_spec(counts: dict[str, Any], category: str, value: str) -> dict[str, An
             "x": {"field": value, "type": "quantitative", "title": value},
         },
     }
+
+
+_MARK_OPEN, _MARK_CLOSE = "\u2e28", "\u2e29"
+"""Span sentinels placed in the Markdown before rendering (punctuation, so emphasis next to
+them still parses as it would next to the sentence's own punctuation)."""
+_LINE_MARKUP = re.compile(r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+|\d{1,9}[.)][ \t]+|\|[ \t]*)*")
+_SEPARATOR_ROW = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")
+_HTML_PARTS = re.compile(r"(<[^>]*>)")
+
+
+def _marked_spans(chunk: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` moved off line markup: a span starting a line starts after its heading, quote,
+    list or table-row marker, and one ending a table row ends before its closing pipe, so the
+    sentinels never change how a line parses.
+    """
+    out = []
+    for a, b in spans:
+        line_start = chunk.rfind("\n", 0, a) + 1
+        if not chunk[line_start:a].strip():
+            a = max(a, line_start + len(_LINE_MARKUP.match(chunk, line_start).group()))  # type: ignore[union-attr]
+        line_start_b = chunk.rfind("\n", 0, b) + 1
+        line_end = chunk.find("\n", b)
+        line_end = len(chunk) if line_end < 0 else line_end
+        if not chunk[b:line_end].strip() and chunk[line_start_b:b].rstrip().endswith("|") \
+                and chunk[line_start_b:b].lstrip().startswith("|"):
+            b = chunk.rindex("|", line_start_b, b)
+        while b > a and chunk[b - 1] in " \t":
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def _with_table_headers(source: str, table_header: str | None) -> str:
+    """Pipe tables as GFM tables: a header separator after each table's first row when the
+    text has none (parsed documents drop it); a table at the chunk's start gets the header row
+    it continues (`table_header`, when the chunk starts inside a table) above it.
+    """
+    lines = source.split("\n")
+    out: list[str] = []
+    i = 0
+    first_content = next((k for k, line in enumerate(lines) if line.strip()), 0)
+
+    def is_row(line: str) -> bool:
+        bare = line.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "").strip()
+        return len(bare) > 1 and bare.startswith("|") and bare.endswith("|")
+
+    while i < len(lines):
+        if not is_row(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and is_row(lines[j]):
+            j += 1
+        run = lines[i:j]
+        bare = run[0].replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "").strip()
+        columns = max(1, bare.count("|") - 1)
+        header = (table_header or "").strip()
+        if i == first_content and header:
+            out.extend(header.split("\n"))
+            if len(header.split("\n")) < 2:
+                out.append("|" + " --- |" * columns)
+        elif len(run) < 2 or not _SEPARATOR_ROW.match(run[1]):
+            run = [run[0], "|" + " --- |" * columns, *run[1:]]
+        out.extend(run)
+        i = j
+    return "\n".join(out)
+
+
+def passage_html(chunk: str, spans: Sequence[tuple[int, int]],
+                 table_header: str | None = None) -> str:
+    """A cited chunk as readable, inert HTML with its cited spans (offsets into `chunk`) marked.
+
+    The chunk's Markdown is rendered by `view_html` (markdown-it, raw HTML off: document HTML is
+    escaped text; images become their alt text; links keep only their label), tables included
+    (a chunk that starts inside a table shows the header row it continues, `table_header`,
+    when given). Each span is marked with `<mark>` around the text it covers, cell by cell and line
+    by line, so the markup stays well formed wherever a sentence starts or ends.
+    """
+    source = chunk
+    if _MARK_OPEN in chunk or _MARK_CLOSE in chunk:  # cannot mark: shown unmarked
+        return view_html(_with_table_headers(source, table_header), "", lambda uri: None)
+    for a, b in sorted(_marked_spans(chunk, spans), reverse=True):
+        source = source[:a] + _MARK_OPEN + source[a:b] + _MARK_CLOSE + source[b:]
+    html = view_html(_with_table_headers(source, table_header), "", lambda uri: None)
+    out: list[str] = []
+    marking = False
+    for part in _HTML_PARTS.split(html):
+        if part.startswith("<"):
+            out.append(part.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, ""))
+            continue
+        for piece in re.split(f"([{_MARK_OPEN}{_MARK_CLOSE}])", part):
+            if piece == _MARK_OPEN:
+                marking = True
+            elif piece == _MARK_CLOSE:
+                marking = False
+            elif piece:
+                out.append(f"<mark>{piece}</mark>" if marking and piece.strip() else piece)
+    return "".join(out)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def ingest_summary(report: dict[str, Any]) -> str:
+    """One line for an ingest report (`IngestReport.model_dump()`): the files picked, the
+    documents they made with attachments named as such, then the outcome per status.
+
+    "3 files, 4 documents (1 attachment): 4 inserted · ..." — the totals count every document,
+    attachments included, so without the split 3 picked files read as "4 inserted".
+    """
+    files = report.get("files") or []
+    attachments = sum(1 for f in files if f.get("parent_doc_id"))
+    picked = len(files) - attachments
+    t = report["totals"]
+    head = _plural(picked, "file")
+    if attachments:
+        head += (f", {_plural(picked + attachments, 'document')} "
+                 f"({_plural(attachments, 'attachment')})")
+    outcome = (f"{t['inserted']} inserted · {t['updated']} updated · {t['reprocessed']} "
+               f"reprocessed · {t['skipped']} skipped · {t['failed']} failed · "
+               f"{t['chunks']} chunks")
+    return f"{head}: {outcome} in {report['seconds']:.1f} s"
+
+
+_LABEL_MARKUP = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|^\s*#{1,6}\s+|\|")
+
+
+def plain_label(text: str, limit: int = 70) -> str:
+    """A chunk's text as a one-line label: Markdown emphasis, code marks, heading marks and
+    table pipes dropped ("**Owner:** Product" reads "Owner: Product"), whitespace collapsed,
+    cut at `limit` characters.
+    """
+    flat = " ".join(_LABEL_MARKUP.sub(" ", line) for line in text.splitlines())
+    flat = " ".join(flat.split())
+    flat = re.sub(r"\s+([:;,.!?])", r"\1", flat)
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+_LINK_REASON = {
+    "SAME_SOURCE": "same document",
+    "SAME_LENS": "same lens",
+    "SEQUENTIAL": "next to each other in the document",
+}
+
+
+def link_reason(neighbour: dict[str, Any]) -> str:
+    """Why a neighbour is linked to the chosen chunk, from the edge's stored data: the shared
+    key terms, the shared periods, the similarity, or what the structural edge means.
+    """
+    etype, weight = neighbour.get("type", ""), neighbour.get("weight") or 0.0
+    if etype == "SIMILAR_TO":
+        return f"similar wording (cosine similarity {weight:.2f})"
+    if etype == "TOPIC_OVERLAP":
+        terms = neighbour.get("shared_terms") or []
+        return ("shared terms: " + ", ".join(terms)) if terms else (
+            f"{weight:.0f} shared key terms")
+    if etype == "TEMPORAL_OVERLAP":
+        periods = neighbour.get("shared_periods") or []
+        return ("same period: " + ", ".join(periods)) if periods else "a shared period"
+    return _LINK_REASON.get(etype, etype.replace("_", " ").lower())

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from ragbench.workbench import Workbench
 
 from ..conftest import ROOT, SAMPLES
+from . import highlighted, passage_views, plain, shown
 
 pytestmark = pytest.mark.integration
 HOSTILE = """# Rollback plan
@@ -65,12 +66,18 @@ def test_citation_highlights_the_sentence_and_view_opens_at_its_page(ws, monkeyp
         assert chunk[p["start"]:p["end"]] == p["text"]
     at.button(key="cite-0-0").click().run()
     assert not at.exception, at.exception
-    # the highlighted elements are the supporting sentences, not the chunk; the chunk is around
-    highlighted = [c.value for c in at.code]
-    assert highlighted == [p["text"] for p in sorted(first["passages"], key=lambda p: p["start"])]
-    finish = next(h for h in highlighted if "migration finishes on March 15, 2026" in h)
-    assert len(finish) < len(chunk) / 3
-    assert any(t.value in chunk and len(t.value) > 100 for t in at.text)
+    # the chunk is rendered as readable text (issue 31 walk: not a grey monospace block with
+    # raw ** and pipes), its supporting sentences highlighted, the rest around them
+    assert not at.code
+    (view,) = passage_views(at)
+    marked = highlighted(view)
+    for p in first["passages"]:
+        assert plain(p["text"]) in marked
+    assert "migration finishes on March 15, 2026" in marked
+    assert len(marked) < len(plain(chunk)) / 2
+    assert "Detailed decisions live in ADRs" in shown(view), "the chunk around the highlight"
+    assert len(shown(view)) > 0.95 * len(plain(chunk))  # list numbers render as a list
+    assert "**" not in shown(view) and "|" not in shown(view)
     where = next(m for c in at.caption if (m := re.match(
         r"lens engineering · chunk 0 · pages? ([\d, ]+)", c.value)))
     assert 2 in {int(n) for n in where[1].split(",")}, \
@@ -82,7 +89,8 @@ def test_citation_highlights_the_sentence_and_view_opens_at_its_page(ws, monkeyp
     assert any(c.value.startswith("Archive view at the cited passage") for c in at.caption)
     assert any("Cited passage" in m.value for m in at.markdown), "the cited block is marked"
     views = [text_of(h.value) for h in at.html]
-    assert any(" ".join(highlighted[0].split()) in v for v in views), views
+    opening = min(first["passages"], key=lambda p: p["start"])["text"]
+    assert any(" ".join(opening.split()) in v for v in views), views
     assert all("<h1>" not in h.value for h in at.html), "opened at the passage, not the top"
     # sources and references are labelled by document, lens and page; ids only in details
     sources, ids = (d.value for d in at.dataframe[:2])
@@ -101,7 +109,9 @@ def test_hostile_document_text_never_renders_live(ws, monkeypatch):
                   if s["sourceName"] == "rollback-plan.md")
     at.button(key=f"cite-0-{number}").click().run()
     assert not at.exception, at.exception
-    assert any("closes on March 22, 2026" in c.value for c in at.code)
+    (view,) = passage_views(at)
+    assert "closes on March 22, 2026" in highlighted(view)
+    assert "tracker.invalid" in view and not INERT_VIOLATION.search(view), "shown as text"
     at.button(key=next(b.key for b in at.button if (b.key or "").startswith("view-"))).click()
     at.run()
     assert not at.exception, at.exception

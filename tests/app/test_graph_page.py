@@ -4,6 +4,7 @@ contradictions ranked and labelled by documents and values; labels from document
 escaped. The Dashboard's top disagreements use the same demo workspace."""
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -139,3 +140,21 @@ def test_the_graph_chart_keeps_document_text_in_data_values():
     assert evil.split(" ")[0] in nodes[0]["document"]  # data, drawn by Vega as text
     outside = json.dumps({k: v for k, v in spec.items() if k != "layer"})
     assert "script" not in outside and "example.invalid" not in outside
+
+
+def test_chunk_picker_and_neighbours_read_as_text_and_say_why(demo_ws, monkeypatch):
+    """issue 31 walk: the chunk picker showed raw `**Owner:**`, and a neighbour did not say
+    why it is linked. Labels drop Markdown marks; each neighbour names its link: shared terms,
+    shared periods or the similarity."""
+    at = open_graph(demo_ws, monkeypatch)
+    at.text_input(key="graph_query").input("roadmap owner status approved").run()
+    assert not at.exception, at.exception
+    options = at.selectbox(key="graph_chunk").options
+    assert options and not [o for o in options if "**" in o or "|" in o.split(": ", 1)[1]]
+    assert any("Owner: Product Management" in o for o in options), options
+    texts = [t.value for t in at.text]
+    reasons = [t for t in texts if " · linked by " in t]
+    assert reasons, texts
+    assert all(re.search(r"linked by (similar wording \(cosine similarity 0\.\d\d\)|shared "
+                         r"terms: \w|same period: |same |next to)", t) for t in reasons), reasons
+

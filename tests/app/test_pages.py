@@ -8,6 +8,7 @@ from ragbench.config import read_settings_file
 from ragbench.workbench import Workbench
 
 from ..conftest import ROOT, SAMPLES
+from . import highlighted, passage_views, plain
 
 pytestmark = pytest.mark.integration
 PAGES = ["app_pages/dashboard.py", "app_pages/library.py", "app_pages/search.py", "app_pages/chat.py",
@@ -130,10 +131,11 @@ def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     assert any(t.value == answer for t in at.text), "the answer is shown as plain text"
     at.button(key="cite-0-0").click().run()
     assert not at.exception, at.exception
-    assert at.code, "the cited passage is shown"
+    assert passage_views(at), "the cited passage is shown"
     cited = at.session_state["chat_history"][0][1]["sources"][0]
     first = min(cited["passages"], key=lambda p: p["start"])  # the cited sentence, highlighted
-    assert at.code[0].value == first["text"] == cited["chunkText"][first["start"]:first["end"]]
+    assert first["text"] == cited["chunkText"][first["start"]:first["end"]]
+    assert plain(first["text"]) in highlighted(passage_views(at)[0])
     # the question was asked in a stored conversation, named in the URL
     chat_id = at.session_state["chat_id"]
     assert at.query_params["chat"] == [chat_id] or at.query_params["chat"] == chat_id
@@ -205,3 +207,27 @@ def test_settings_test_connection_reports_unreachable(tmp_path, monkeypatch):
     at.button(key="test_connection").click().run()
     assert not at.exception, at.exception
     assert any("cannot reach http://127.0.0.1:9/v1" in e.value for e in at.error)
+
+
+def test_library_summary_names_attachments(tmp_path, monkeypatch):
+    """issue 31 walk: picking 3 files (one an e-mail with an attachment) reported "4 inserted"
+    without saying that one of the four documents is an attachment."""
+    from tests.maintenance.test_reprocess_summary import MAIL
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "ledger.eml").write_bytes(MAIL)
+    (src / "plan.md").write_text("# Plan\n\nThe plan ships in May.")
+    (src / "notes.txt").write_text("Pricing stays flat this year.")
+    ws = tmp_path / "ws"
+    report = Workbench(ws).library.ingest_uploads(
+        [(p.name, p.read_bytes()) for p in sorted(src.iterdir())], lens="team")
+    assert report.totals["inserted"] == 4
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
+    at = run_page(ws, "app_pages/library.py")
+    at.session_state["last_ingest"] = report.model_dump()
+    at.run()
+    assert not at.exception, at.exception
+    (banner,) = at.success
+    assert banner.value.startswith(
+        "Last ingest: 3 files, 4 documents (1 attachment): 4 inserted · 0 updated"), banner.value

@@ -13,6 +13,8 @@ from ragbench.workbench import Workbench
 from tests.llm_server import idle_llm_server, llm_server  # noqa: F401
 
 from ..conftest import ROOT, lens_workbench
+from . import highlighted, passage_views, plain
+from . import shown as view_text
 
 pytestmark = pytest.mark.integration
 
@@ -112,16 +114,16 @@ def test_create_roadmap_shows_parts_citations_and_exports(ws):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Parts written"] == "7/7"
     assert metrics["Lenses cited"] == "3/3"
-    # a citation opens its passage: the supporting sentence(s) highlighted (as code, not
-    # Markdown) inside the stored chunk text, as on the Chat page
+    # a citation opens its passage: the supporting sentence(s) highlighted inside the stored
+    # chunk text, rendered as readable, inert text, as on the Chat page
     first = next(p for p in report.parts if p.current and p.current.cited_ids())
     source = next(s for s in first.current.sources if s.number == 1)
     at.button(key=f"cite-{first.part_id}-1").click().run()
     ok(at)
     assert source.passages
-    codes = [c.value for c in at.code]
-    assert all(any(p.text in c for c in codes) for p in source.passages), codes
-    assert any(c in source.chunkText and len(c) < len(source.chunkText.strip()) for c in codes)
+    (view,) = passage_views(at)  # rendered text, not Markdown source (issue 31 walk)
+    assert all(plain(p.text) in highlighted(view) for p in source.passages), view
+    assert len(highlighted(view)) < 0.95 * len(plain(source.chunkText)) < len(view_text(view))
     link = at.page_link[0].proto  # "View": the Archive page at the cited document
     assert link.label == "View" and link.page == "archive"
     assert link.query_string == f"doc={source.documentId}"

@@ -50,3 +50,33 @@ def test_reprocess_now_clears_the_stale_warning(stale_ws):
     # the outcome is shown once: the next rerun shows neither it nor a warning
     at.run()
     assert not at.success and not at.warning
+
+
+def test_reprocess_progress_moves_per_document_and_stage(stale_ws, monkeypatch):
+    """issue 31 walk: the re-process bar sat empty for 20 s, then jumped to done (it only
+    heard of documents once all were parsed and embedded). Now it moves forward through
+    parse (per document), embed (per chunk batch) and index (per document, named)."""
+    import app_pages.common as common
+
+    class Bar:
+        def __init__(self):
+            self.calls: list[tuple[float, str]] = []
+
+        def progress(self, value, text=""):
+            self.calls.append((value, text))
+
+    bar = Bar()
+    monkeypatch.setattr(common.st, "progress", lambda value, text="": bar)
+    outcome = common.reprocess_with_progress(Workbench(stale_ws), "Re-processing…")
+    assert outcome is not None and outcome.totals["reprocessed"] == 4
+    values = [v for v, _ in bar.calls]
+    texts = [t for _, t in bar.calls]
+    assert values == sorted(values) and values[-1] == 1.0
+    steps = [v for v in values if 0.0 < v < 1.0]
+    assert len(set(steps)) >= 6, bar.calls  # parse 1..3, embed, index 1..3
+    assert any("Parse + chunk: 1/3 documents" in t for t in texts), texts
+    assert any("Embed:" in t and "chunks" in t for t in texts), texts
+    assert any("3/3 documents stored · " in t for t in texts), texts
+    first_parse = next(i for i, t in enumerate(texts) if "Parse + chunk" in t)
+    first_store = next(i for i, t in enumerate(texts) if "stored" in t)
+    assert first_parse < first_store

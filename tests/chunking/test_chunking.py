@@ -246,7 +246,8 @@ def test_chunks_are_validated_models_with_their_own_lists():
                  ("heading", "Code"), ("code", "x = 1\n" * 40), ("table", "| a | b |\n" * 30)])
     chunks = chunk_document(doc, "d" * 16, 64, 8, lens="field")
     assert len(chunks) > 3
-    set_by_chunker = set(Chunk.model_fields) - {"context_header"}
+    # context_header (ingest context) and table_header (`attach_table_headers`) come later
+    set_by_chunker = set(Chunk.model_fields) - {"context_header", "table_header"}
     for c in chunks:
         assert type(c) is Chunk
         assert Chunk.model_validate(c.model_dump()) == c
@@ -258,3 +259,53 @@ def test_chunks_are_validated_models_with_their_own_lists():
     titled[0].ancestry_titles.append("changed")
     assert all("changed" not in b.ancestry_titles for b in doc.blocks)
     assert all("changed" not in c.ancestry_titles for c in chunks[1:] if c is not titled[0])
+
+
+ROADMAP_TABLE = (
+    "| Initiative | Milestone | Target | Status |\n"
+    + "".join(f"| Initiative {i} | Milestone number {i} reached | Q{i % 4 + 1} 2026 | Committed |\n"
+              for i in range(40))
+).strip()
+
+
+@pytest.mark.parametrize("separator", [False, True])
+def test_table_continuation_chunks_carry_the_header_row(separator):
+    """issue 31: a table split across chunks repeats its header row (and separator) for every
+    continuation chunk, as `table_header`; the chunk text stays the exact slice."""
+    from ragbench.chunking.chunker import attach_table_headers
+
+    table = ROADMAP_TABLE
+    header = "| Initiative | Milestone | Target | Status |"
+    if separator:
+        header += "\n| --- | --- | --- | --- |"
+        table = table.replace("\n", "\n| --- | --- | --- | --- |\n", 1)
+    doc = build([("heading", "Timeline"), ("text", "Intro sentence here."), ("table", table),
+                 ("text", "After the table.")])
+    chunks = chunk_document(doc, "d" * 16, 64, 16)
+    attach_table_headers(doc, chunks)
+    check_invariants(doc, chunks, 64)
+    (table_block,) = [b for b in doc.blocks if b.chunk_type == "table"]
+    below = table_block.start_char + len(header)
+    inside = [c for c in chunks if below < c.start_char < table_block.end_char]
+    assert len(inside) >= 3
+    assert all(c.table_header == header for c in inside)
+    # a chunk starting above the table, at its top, or after it has none
+    assert all(c.table_header is None for c in chunks if c not in inside)
+    assert chunks[0].table_header is None and chunks[-1].text.endswith("After the table.")
+
+
+def test_table_header_of_the_roadmap_at_512_tokens():
+    """issue 31 walk: Settings → chunk size 512 → the roadmap's timeline table continues in
+    chunk 1, which starts at the 'EU data residency' row."""
+    from pathlib import Path
+
+    from ragbench.chunking.chunker import attach_table_headers
+    from ragbench.parsers import parse_bytes
+
+    path = Path(__file__).parents[2] / "data" / "samples" / "team-structured" / "roadmap-2026.md"
+    doc = parse_bytes(path.read_bytes(), path.name)
+    chunks = chunk_document(doc, "d" * 16, 512, 150)
+    attach_table_headers(doc, chunks)
+    assert chunks[1].text.startswith("| EU data residency |")
+    assert chunks[1].table_header == "| Initiative | Milestone | Target | Status |"
+    assert chunks[0].table_header is None

@@ -99,3 +99,15 @@ def test_files_inside_the_workspace_are_reported_skipped_with_the_reason(tmp_pat
                  "--json"])
     err = json.loads(capsys.readouterr().out)
     assert code != 0 and "inside the workspace" in err["error"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.parametrize("target", ["run", "browser-deps"])
+def test_make_run_and_browser_deps_install_an_emoji_font(target):
+    """issue 31 walk: the Archive page showed emoji as empty boxes (no emoji font on the
+    machine the browser ran on). `make run` and `make browser-deps` install Noto Color Emoji."""
+    env = {k: v for k, v in os.environ.items() if k != "RAGBENCH_WORKSPACE"}
+    shown = subprocess.run(["make", "-n", target, f"VENV={VENV}"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout
+    assert any("apt-get install" in line and "fonts-noto-color-emoji" in line
+               for line in shown.splitlines()), shown

@@ -213,3 +213,32 @@ def test_llm_summary_from_a_real_server_once_per_document(tmp_path, llm_server):
     assert again.maintenance.reprocess().totals["reprocessed"] == 1
     assert again.ingestor.summarizer.calls == 0  # the cached summary was used
     assert again.catalog.get_document(result.doc_id).context_summary == summary
+
+
+@pytest.mark.integration
+def test_table_continuation_is_embedded_and_found_with_its_header_row(tmp_path):
+    """issue 31: the header row of a split table leads the continuation chunk's embedding
+    text (with or without contextual embeddings), is stored in the chunk's metadata and comes
+    back on search results; the chunk text stays the exact slice."""
+    import json
+
+    rows = "".join(f"| Squad {i} | {i + 3} | Focus area number {i} |\n" for i in range(30))
+    (tmp_path / "cap.md").write_text(
+        "# Capacity\n\n| Squad | Engineers | Focus |\n|---|---|---|\n" + rows)
+    wb = Workbench(tmp_path / "ws", SMALL)
+    (result,) = wb.library.ingest([tmp_path / "cap.md"], root=tmp_path).files
+    text = wb.catalog.document_text(result.doc_id)
+    chunks = wb.catalog.chunks_of(result.doc_id)
+    header_end = text.index("| Squad | Engineers | Focus |") + len("| Squad | Engineers | Focus |")
+    continued = [c for c in chunks if c["start_char"] > header_end]
+    assert len(continued) >= 2
+    for c in continued:
+        assert text[c["start_char"]:c["end_char"]] == c["text"]
+        assert json.loads(c["metadata"])["table_header"] == "| Squad | Engineers | Focus |"
+        assert c["embedding_text"] == "| Squad | Engineers | Focus |\n" + c["text"]
+    hits = wb.search.query("Squad 25 focus area number 25", mode="fts")
+    hit = next(h for h in hits if h.chunk_id in {c["chunk_id"] for c in continued})
+    assert hit.table_header == "| Squad | Engineers | Focus |"
+    # backfill derives the same embedding text: nothing to change
+    report = wb.maintenance.backfill(dry_run=True)
+    assert report.changes.get("embedding_text", 0) == 0
