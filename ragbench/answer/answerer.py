@@ -216,7 +216,8 @@ class Answerer:
                 return text
         elif asked.kind == "analytical":
             written = write(asked, results, self.settings.answer_words,
-                            embedder=self.sentence_embedder())
+                            embedder=self.sentence_embedder(),
+                            rarity=self._rarity(question))
             if written.text:
                 stated = relevant(question, findings)[:2]
                 response.disagreements = [f.topic for f in stated]
@@ -231,6 +232,11 @@ class Answerer:
         response.disagreements = [f.topic for f in stated]
         text = _disagreement_text(stated, [*results, *disputing], extraction.ranking)
         return f"{extraction.text}\n\n{text}" if text else extraction.text
+
+    def _rarity(self, question: str) -> dict[str, float] | None:
+        """Workspace-wide inverse frequency of the question's words (None without a catalog)."""
+        rarity = getattr(getattr(self.retriever, "catalog", None), "word_rarity", None)
+        return rarity(question) if rarity else None
 
     @staticmethod
     def _disputes_text(asked: Question, findings: Sequence[Finding],
@@ -293,14 +299,15 @@ class Answerer:
         disputing: list[RetrievalResult] = []
         if contradictions is not None and len(results) > 1:
             start = time.perf_counter()
-            where = asks_for_place(question)
-            if where or asks_for_value(question) or asked.kind == "disagreement":
+            where = asks_for_place(question) or asked.kind == "disagreement"
+            if where or asks_for_value(question):
                 # a disputed value may sit a little lower
                 findings = contradictions(valid_ids + self._wider(question, filters, valid_ids),
                                           True, places=where)
                 # places are compared for this question only: keep those about what it asks
+                about = asked.subject or question
                 findings = [f for f in findings
-                            if f.type != "place" or places_what_is_asked(question, f)]
+                            if f.type != "place" or places_what_is_asked(about, f)]
             else:
                 findings = contradictions(valid_ids)
             disputing = self._disputing(findings, results, filters)

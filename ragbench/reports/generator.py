@@ -142,12 +142,15 @@ class PartGenerator:
     """Write a part extractively or with a chat model; validate; evaluate references."""
 
     def __init__(self, options: GenerationOptions, max_tokens: int, fallback: bool,
-                 embedder: Callable[[], SentenceEmbedder | None] | None = None) -> None:
+                 embedder: Callable[[], SentenceEmbedder | None] | None = None,
+                 rarity: Callable[[str], dict[str, float]] | None = None) -> None:
         self.options = options
         self.max_tokens = options.max_tokens or max_tokens
         self.fallback = fallback
         self.embedder = embedder
         """The sentence embedder the offline writer ranks meaning with (None: words only)."""
+        self.rarity = rarity
+        """Workspace-wide inverse frequency of a question's words (see `writing.write`)."""
 
     def write(self, task: PartTask, results: list[RetrievalResult], findings: list[Finding],
               model: ChatModel | None = None, used: set[str] | frozenset[str] = frozenset(),
@@ -192,7 +195,8 @@ class PartGenerator:
             return disagreement_digest(findings, self.options, results)
         query = " ".join([task.query, *(k for k in task.keywords if k not in task.query)])
         written = write(query, results, self.options.words, avoid=used,
-                        embedder=self.embedder() if self.embedder else None)
+                        embedder=self.embedder() if self.embedder else None,
+                        rarity=self.rarity(query) if self.rarity else None)
         if not written.text:
             return NOTHING
         if not task.state_disagreements:

@@ -215,7 +215,7 @@ class ReportService:
         generator = self.generator
         if options is not generator.options:
             generator = PartGenerator(options, generator.max_tokens, generator.fallback,
-                                      generator.embedder)
+                                      generator.embedder, generator.rarity)
         draft = generator.write(task, results, findings, model, used, on_token)
         if tune and instruction:
             draft.generation.instruction = instruction

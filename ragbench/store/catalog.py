@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragbench.ids import text_hash
+from ragbench.lexical import STOPWORDS, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import INGEST_VERSIONS, migrate
 
@@ -267,6 +268,24 @@ class Catalog:
     def chunk_count(self) -> int:
         """Number of chunks in the catalog."""
         return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def word_rarity(self, text: str) -> dict[str, float]:
+        """Inverse chunk frequency, log((N + 1) / (df + 1)), of each content word of `text`
+        across the whole workspace, keyed by its stem (`lexical.stem`): what tells a
+        question's focus ("risks") from words every document shares ("roadmap", "2026").
+        """
+        total = self.chunk_count()
+        out: dict[str, float] = {}
+        for word in dict.fromkeys(w.lower() for w in _WORD.findall(text)):
+            key = stem(word)
+            if word in STOPWORDS or key in out:
+                continue
+            query = '"' + word.replace('"', '""') + '"'
+            df = int(self.conn.execute(
+                "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (query,)
+            ).fetchone()[0])
+            out[key] = float(np.log((total + 1) / (df + 1)))
+        return out
 
     def _chunk_rows(self, columns: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """`columns` (of chunks c joined with documents d) for indexed chunks, by chunk id.

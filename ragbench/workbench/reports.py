@@ -67,7 +67,7 @@ class ReportsArea:
             ReportStore(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
             wb._contradictions_among,
             PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback,
-                          wb.answerer.sentence_embedder))
+                          wb.answerer.sentence_embedder, wb.catalog.word_rarity))
 
     def _chunks(self, chunk_ids: Sequence[str]) -> builtins.list[RetrievalResult]:
         rows = self._wb.catalog.get_chunks(list(chunk_ids))

@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ragbench.lexical import content_words
+from ragbench.lexical import content_words, stem
 from ragbench.writing.candidates import Sentence
 from ragbench.writing.meaning import VECTORS, SentenceEmbedder
 
@@ -116,22 +116,40 @@ def _meaning(aspects: Sequence[str], sentences: Sequence[Sentence],
     return np.asarray(vectors[: len(aspects)] @ vectors[len(aspects):].T, dtype=np.float32)
 
 
+SCAFFOLD = frozenset(stem(w) for w in (
+    "main key major biggest important significant current overall general various different "
+    "kind kinds type types way ways thing things aspect aspects example examples "
+    "say says said according").split())
+"""Question words that shape the question rather than name its subject ("the main risks")."""
+
+
+def _focus(words: Sequence[str], rarity: Mapping[str, float] | None) -> dict[str, float]:
+    """Weights of a question's words: scaffolding dropped; with `rarity` (workspace-wide
+    inverse frequency) a word every document shares weighs less than the question's focus.
+    """
+    kept = [w for w in dict.fromkeys(words) if w not in SCAFFOLD] or list(words)
+    if not rarity:
+        return {w: 1.0 for w in kept}
+    top = max((rarity.get(w, 0.0) for w in kept), default=0.0) or 1.0
+    return {w: max(0.2, min(1.0, rarity.get(w, top) / top)) for w in kept}
+
+
 def score(sentences: Sequence[Sentence], aspects: Sequence[str], question: str,
-          embedder: SentenceEmbedder | None = None,
-          budget_ms: float | None = None) -> tuple[list[Scored], np.ndarray]:
+          embedder: SentenceEmbedder | None = None, budget_ms: float | None = None,
+          rarity: Mapping[str, float] | None = None) -> tuple[list[Scored], np.ndarray]:
     """Each sentence's relevance (best aspect), biased-LexRank score and aspect; and the
     sentence similarity matrix (for redundancy control).
     """
     if not sentences:
         return [], np.zeros((0, 0))
     matrix, vocab, idf = _tfidf([s.terms for s in sentences])
-    asked = content_words(question)
-    extra = feedback_terms(sentences, asked)
+    asked = _focus(content_words(question), rarity)
+    extra = feedback_terms(sentences, list(asked))
     lexical = []
     for aspect in aspects:
         words: dict[str, float] = {t: 0.3 for t in extra}
-        words.update({t: 0.5 for t in asked})
-        words.update({t: 1.0 for t in content_words(aspect)})
+        words.update({t: 0.5 * w for t, w in asked.items()})
+        words.update(_focus(content_words(aspect), rarity))
         lexical.append(matrix @ _query_vector(words, vocab, idf))
     rel = np.vstack(lexical)
     meaning = _meaning(aspects, sentences, embedder, budget_ms)

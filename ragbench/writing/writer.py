@@ -8,7 +8,7 @@ writes is the sources' own sentences, each cited `[C:chunk_id]`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -35,15 +35,18 @@ class Written(BaseModel):
 def write(question: str | Question, results: Sequence[RetrievalResult],
           words: int = DEFAULT_WORDS, avoid: set[str] | frozenset[str] = frozenset(),
           embedder: SentenceEmbedder | None = None, budget_ms: float | None = None,
-          floor: float = FLOOR, attribute_sources: bool = True) -> Written:
+          floor: float = FLOOR, attribute_sources: bool = True,
+          rarity: Mapping[str, float] | None = None) -> Written:
     """A summary of about `words` words answering `question` from `results` (see the
-    module docstring). `avoid` holds the `statement_key`s of statements said elsewhere.
+    module docstring). `avoid` holds the `statement_key`s of statements said elsewhere;
+    `rarity` the workspace-wide inverse frequency of the question's words (by stem), which
+    tells the question's focus from words every document shares.
     """
     q = question if isinstance(question, Question) else understand(question)
     sentences = sentences_of(results)
     if not sentences:
         return Written(text="")
-    scored, sim = score(sentences, q.aspects, q.text, embedder, budget_ms)
+    scored, sim = score(sentences, q.aspects, q.text, embedder, budget_ms, rarity)
     chosen = select(scored, sim, words, avoid, floor, len(q.aspects))
     index = {id(s): i for i, s in enumerate(scored)}
     text = "\n\n".join(paragraphs(chosen, sim, index, len(q.aspects), attribute_sources))
