@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ragbench.errors import StoreError
 from ragbench.ids import text_hash
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.schema import INGEST_VERSIONS, migrate
@@ -88,6 +89,31 @@ def fts_query(text: str) -> str:
     terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
     kept = [t for t in terms if t not in FTS_STOPWORDS] or terms
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+
+
+DAMAGE_SIGNS = ("malformed", "not a database", "database corrupt", "disk i/o error",
+                "database or disk is full")
+"""Words of SQLite's messages for a damaged (or unwritable) database file."""
+
+
+def looks_damaged(error: BaseException) -> bool:
+    """Whether `error` (an SQLite error, or one wrapping it) says its file is damaged."""
+    text = str(error).lower()
+    return any(sign in text for sign in DAMAGE_SIGNS)
+
+
+def catalog_error(path: Path, error: sqlite3.Error) -> StoreError:
+    """One clear error for an SQLite failure of the catalog at `path`; for damage, how to
+    recover (the catalog is the workspace's truth: nothing in the workspace can rebuild it).
+    """
+    if not looks_damaged(error):
+        return StoreError(f"the catalog {path} failed: {error}")
+    return StoreError(
+        f"the catalog {path} is damaged ({error}). To recover: stop every ragbench process "
+        f"on this workspace and keep a copy of the file; then either salvage it with the "
+        f"sqlite3 shell (`sqlite3 {path} .recover | sqlite3 recovered.sqlite`, and put "
+        f"recovered.sqlite in its place, then run `ragbench doctor`), or move it away and "
+        f"ingest the documents again (their originals are under {path.parent / 'files'})")
 
 
 class Catalog:

@@ -384,10 +384,8 @@ class MaintenanceArea(_Area):
         """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
         `repair`.
         """
-        from ragbench.store.vectors import ChromaVectors
-
-        store = ChromaVectors(self._wb.workspace / "chroma")
-        return DoctorReport(**self._wb.doctor_service.run(store, repair))
+        return DoctorReport(**self._wb.doctor_service.run_at(self._wb.workspace / "chroma",
+                                                              repair))
 
     def stale(self, target_version: int | None = None, check_originals: bool = True,
               ) -> list[StaleDocument]:

@@ -134,6 +134,8 @@ class DoctorReport(BaseModel):
     consistent: bool
     repaired: bool | None = None
     consistent_after: bool | None = None
+    vector_index_rebuilt: bool | None = None
+    """True when the Chroma store could not be read and was rebuilt from the catalog."""
 
 
 class GraphDegree(BaseModel):
