@@ -91,9 +91,8 @@ def fts_query(text: str) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
 
 
-DAMAGE_SIGNS = ("malformed", "not a database", "database corrupt", "disk i/o error",
-                "database or disk is full")
-"""Words of SQLite's messages for a damaged (or unwritable) database file."""
+DAMAGE_SIGNS = ("malformed", "not a database", "database corrupt")
+"""Words of SQLite's messages for a damaged database file."""
 
 
 def looks_damaged(error: BaseException) -> bool:
@@ -110,10 +109,10 @@ def catalog_error(path: Path, error: sqlite3.Error) -> StoreError:
         return StoreError(f"the catalog {path} failed: {error}")
     return StoreError(
         f"the catalog {path} is damaged ({error}). To recover: stop every ragbench process "
-        f"on this workspace and keep a copy of the file; then either salvage it with the "
-        f"sqlite3 shell (`sqlite3 {path} .recover | sqlite3 recovered.sqlite`, and put "
-        f"recovered.sqlite in its place, then run `ragbench doctor`), or move it away and "
-        f"ingest the documents again (their originals are under {path.parent / 'files'})")
+        "on this workspace and keep a copy of the file; then either salvage what SQLite can "
+        "still read with the sqlite3 shell's `.recover` command into a new file, put that in "
+        "its place and run `ragbench doctor`, or move it away and ingest the documents again "
+        f"from their sources (copies of the originals are under {path.parent / 'files'})")
 
 
 class Catalog:
