@@ -107,3 +107,46 @@ def test_values_above_the_cap_are_counted_not_shown(monkeypatch):
     doc = parse_bytes(json.dumps({"audit": table}).encode(), "audit.json")
     assert doc.metadata["values"] == 999 and doc.metadata["values_skipped"] == 501
     assert "audit (333 records)" in doc.text
+
+
+# --- R6: OCR per image ---------------------------------------------------------------------
+
+
+def _pdf_of_images(pages: int, per_page: int) -> bytes:
+    """A PDF without text whose pages each show `per_page` distinct 64 px images."""
+    from fpdf import FPDF
+    from PIL import Image
+
+    pdf = FPDF()
+    for page in range(pages):
+        pdf.add_page()
+        for index in range(per_page):
+            shade = (40 * page + 10 * index) % 250
+            image = Image.new("RGB", (64, 64), (shade, 255 - shade, 128))
+            pdf.image(image, x=10 + 60 * index, y=20, w=50)
+    return bytes(pdf.output())
+
+
+class CountingOcr:
+    name = "counting-ocr 1.0"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def recognize(self, image) -> str:
+        self.calls += 1
+        return f"Scanned words number {self.calls}."
+
+
+@pytest.mark.unit
+def test_ocr_stops_at_the_image_limit_and_counts_the_rest(monkeypatch):
+    from ragbench.parsers import pdf
+
+    monkeypatch.setattr(pdf, "MAX_OCR_IMAGES", 5)
+    engine = CountingOcr()
+    doc = parse_bytes(_pdf_of_images(3, 3), "scans.pdf", ocr=engine)
+    assert engine.calls == 5  # pages 1 and 2 (two of its three images), not page 3
+    assert doc.metadata["ocr_pages"] == ["1", "2"]
+    assert doc.metadata["failed_pages"] == ["3"]
+    assert doc.metadata["ocr_images_skipped"] == 4
+    assert "Scanned words number 5." in doc.text and "number 6" not in doc.text
