@@ -1,5 +1,5 @@
 # ragbench — two commands: `make run` (app) and `make test` (lint + whole suite).
-# The venv is rebuilt only when a dependency file changes (make compares timestamps
+# The venv is rebuilt only when pyproject.toml or constraints.txt changes (make compares timestamps
 # against the stamp files inside .venv).
 
 PYTHON ?= python3
@@ -17,13 +17,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python requirements.txt constraints.txt pyproject.toml
-	$(PIP) install --quiet -c constraints.txt -r requirements.txt
-	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+## pyproject.toml names the dependencies (ranges), constraints.txt pins them: pip resolves
+## ragbench's own requirements, so a missing one fails here as it would for a user.
+$(VENV)/.installed: $(BIN)/python constraints.txt pyproject.toml
+	$(PIP) install --quiet -c constraints.txt --no-build-isolation -e .
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PIP) install --quiet -c constraints.txt -r requirements-dev.txt
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP) install --quiet -c constraints.txt --no-build-isolation -e ".[dev]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -80,6 +80,10 @@ class StoreError(RagbenchError):
     """The catalog cannot be opened or migrated (e.g. written by a newer ragbench)."""
 
 
+class DamagedIndexError(StoreError):
+    """A derived index (the Chroma vectors) cannot be read; `ragbench doctor` rebuilds it."""
+
+
 class ArchiveError(RagbenchError):
     """The archive could not be written or read; the message says what and where."""
 

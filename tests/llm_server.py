@@ -157,11 +157,11 @@ def _missing_reason() -> str | None:
     try:
         importlib.import_module("llama_cpp")
     except Exception as exc:  # ImportError, or OSError when libllama fails to load
-        return f"llama-cpp-python[server] is not importable ({exc}); see requirements-dev.txt"
+        return f"llama-cpp-python[server] is not importable ({exc}); see the dev extra in pyproject.toml (make install-dev)"
     try:
         model_path()
     except FileNotFoundError as exc:
-        return f"{exc}; see requirements-dev.txt"
+        return f"{exc}; see the dev extra in pyproject.toml (make install-dev)"
     return None
 
 

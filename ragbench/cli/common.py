@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +25,7 @@ from pydantic import BaseModel
 
 from ragbench.config import DEFAULT_WORKSPACE, load_settings
 from ragbench.errors import RagbenchError, SettingsError
-from ragbench.workbench import Workbench
+from ragbench.workbench import Workbench, catalog_failure
 
 WorkspaceOption = Annotated[
     str | None,
@@ -113,8 +114,10 @@ def run(ctx: typer.Context, workspace: str | None, as_json: bool, handler: Handl
         repair_on_open: bool = True, **overrides: Any) -> int:
     """Open the workspace and run `handler`; the single place a `RagbenchError` is caught.
 
-    `overrides` are per-call settings (e.g. chunk_size; None means not given). With --json an
-    unexpected exception (a bug) still ends in one JSON object, its traceback on stderr.
+    `overrides` are per-call settings (e.g. chunk_size; None means not given). An SQLite
+    error of the catalog (a damaged file) is one `StoreError` line naming the file and the way
+    to recover. With --json an unexpected exception (a bug) still ends in one JSON object, its
+    traceback on stderr.
     """
     common = ctx.ensure_object(CommonOptions)
     out = Output(json=as_json or common.json)
@@ -128,6 +131,9 @@ def run(ctx: typer.Context, workspace: str | None, as_json: bool, handler: Handl
         return 2
     except RagbenchError as e:
         out.error(str(e))
+        return 1
+    except sqlite3.DatabaseError as e:  # the catalog is the only SQLite file
+        out.error(str(catalog_failure(path, e)))
         return 1
     except BrokenPipeError:
         raise  # the reader went away (`| head`): ragbench.cli.main ends quietly

@@ -21,7 +21,7 @@ import typer
 from typer import rich_utils
 
 # Typer 0.29 vendors Click under `typer._click` and exports no public name for its usage
-# errors (only the BadParameter subclass); pinned in requirements.txt, so importing them here
+# errors (only the BadParameter subclass); pinned in constraints.txt, so importing them here
 # fails loudly at import, not silently, should a new Typer move them.
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.main import get_command

@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from pathlib import Path
 from typing import NamedTuple
 
@@ -204,7 +204,10 @@ class Library:
                                   error=f"cannot read file: {e.strerror or e}")
             return FileItem(data, path.name, normalize_source_id(path, base), str(path))
 
-        results += self.ingest_items([load(p) for p in files], lens, progress, file_progress)
+        # read one file at a time as planning reaches it: memory holds a planning group, not
+        # the folder
+        loaded = (load(p) for p in files)
+        results += self.ingest_items(loaded, lens, progress, file_progress, total=len(files))
         return make_report(results, started)
 
     def ingest_bytes(
@@ -271,19 +274,26 @@ class Library:
 
     def ingest_items(
         self,
-        items: Sequence[Item],
+        items: Iterable[Item],
         lens: str | None,
         progress: Progress | None,
         file_progress: FileProgress | None,
         group: int = 32,
+        total: int | None = None,
     ) -> list[FileResult]:
-        """Plan files in groups, embed each group's chunks in one batch, then store each file."""
+        """Plan files in groups, embed each group's chunks in one batch, then store each file.
+
+        `items` is iterated once, in order: a generator that reads each file when asked keeps
+        at most one group of files in memory. `total` (for progress) is `len(items)` when
+        not given.
+        """
         results: list[FileResult] = []
         seen: set[tuple[str, str]] = set()
         plans: list[Planned | list[FileResult]] = []
         sources: set[str] = set()
         done: list[str] = []
-        total = len(items)
+        if total is None:
+            total = len(items) if isinstance(items, Sized) else 0
 
         def flush() -> None:
             self.ingestor.warm([p for p in plans if isinstance(p, Planned)], progress)
@@ -439,19 +449,10 @@ class Library:
                                  not_reprocessable=[s for s in stale if not s.reprocessable])
         todo = [s for s in stale if s.reprocessable]
         if not dry_run and todo:
-            items: list[Item] = []
-            for item in todo:
-                record = self.catalog.get_document(item.doc_id)
-                data = find_original(record, self.workspace, self.files_dir)[0] if record else None
-                if data is None:  # vanished since the listing
-                    items.append(FileResult(path=item.source_id, status="failed",
-                                            doc_id=item.doc_id, source_id=item.source_id,
-                                            error="original no longer available"))
-                    continue
-                items.append(FileItem(data, item.file_name, item.source_id, item.source_id))
             embedder = self._embedder()
             misses = embedder.misses
-            report.results = self.ingest_items(items, None, progress, file_progress)
+            report.results = self.ingest_items(self._originals(todo), None, progress,
+                                               file_progress, total=len(todo))
             report.embedded = embedder.misses - misses
             stored = sum(r.chunks for r in report.results if r.status == "reprocessed")
             report.cached = max(stored - report.embedded, 0)
@@ -460,3 +461,16 @@ class Library:
         report.totals["not_reprocessable"] = len(report.not_reprocessable)
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+
+    def _originals(self, todo: Sequence[StaleDocument]) -> Iterator[Item]:
+        """The original of each stale document, read when `ingest_items` reaches it (a
+        failed result when it vanished since the listing).
+        """
+        for item in todo:
+            record = self.catalog.get_document(item.doc_id)
+            data = find_original(record, self.workspace, self.files_dir)[0] if record else None
+            if data is None:
+                yield FileResult(path=item.source_id, status="failed", doc_id=item.doc_id,
+                                 source_id=item.source_id, error="original no longer available")
+                continue
+            yield FileItem(data, item.file_name, item.source_id, item.source_id)

@@ -28,12 +28,13 @@ from ragbench.archive import Archive
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
 from ragbench.embeddings import CachedEmbedder
+from ragbench.errors import DamagedIndexError
 from ragbench.graph.model import ContextGraph, GraphError
 from ragbench.ingest.ingestor import vector_meta
 from ragbench.ingest.originals import clear_pending, is_pending, original_file
-from ragbench.store.catalog import Catalog
+from ragbench.store.catalog import Catalog, looks_damaged
 from ragbench.store.lock import WorkspaceLock
-from ragbench.store.vectors import VectorStore
+from ragbench.store.vectors import VectorStore, open_vectors, remove_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +165,40 @@ class Doctor:
         """
         with self._locked(repair):
             return self._run(store, repair)
+
+    def run_at(self, chroma_dir: Path, repair: bool = True) -> dict[str, Any]:
+        """`run` on the Chroma store in `chroma_dir`. A store that cannot be read (damaged,
+        e.g. a truncated `chroma.sqlite3`) is, when repairing, deleted and rebuilt from the
+        catalog (vectors from the embedding cache) and reported as `vector_index_rebuilt`; a
+        check raises `DamagedIndexError`.
+        """
+        with self._locked(repair):
+            store, damage = self._open_store(chroma_dir)
+            if store is not None:
+                return self._run(store, repair)
+            if not repair:
+                raise damage
+            logger.warning("rebuilding the vector index from the catalog: %s", damage)
+            remove_vectors(chroma_dir)
+            report = self._run(open_vectors(chroma_dir), repair)
+            report["vector_index_rebuilt"] = True
+            return report
+
+    @staticmethod
+    def _open_store(chroma_dir: Path) -> tuple[VectorStore | None, DamagedIndexError]:
+        """(the store, -) when it opens and lists its ids, else (None, why it is damaged)."""
+        try:
+            store = open_vectors(chroma_dir)
+            store.ids()
+            return store, DamagedIndexError("")
+        except DamagedIndexError as e:
+            return None, e
+        except Exception as e:
+            if not looks_damaged(e):
+                raise
+            return None, DamagedIndexError(
+                f"the vector index {chroma_dir} cannot be read ({e}); run `ragbench doctor` "
+                "to rebuild it")
 
     def _run(self, store: VectorStore, repair: bool) -> dict[str, Any]:
         catalog_ids = self.catalog.chunk_ids()

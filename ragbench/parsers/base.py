@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import defusedxml.ElementTree as DET
+
 from ragbench.errors import (  # noqa: F401 (re-exported)
     EmptyDocumentError,
     EncryptedDocumentError,
@@ -229,9 +231,76 @@ ZIP_RATIO_FLOOR = 16 * 1024 * 1024
 MAX_ZIP_MEMBERS = 20_000
 """Most members a zip package may have."""
 
+MAX_XML_PART = 64 * 1024 * 1024
+"""Largest decompressed size of one XML part of a zip package (64 MiB): python-docx,
+python-pptx and openpyxl hold a part whole in memory as a tree many times its size."""
+
+MAX_XML_TOTAL = 128 * 1024 * 1024
+"""Largest decompressed size of all XML parts of a zip package together (128 MiB)."""
+
+_CONTENT_TYPES = "[Content_Types].xml"
+
+
+def _is_xml_type(content_type: str) -> bool:
+    """True for an XML media type (`application/xml`, `...+xml`)."""
+    base = content_type.split(";")[0].strip().lower()
+    return base.endswith(("/xml", "+xml"))
+
+
+def xml_parts(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The members the OOXML readers parse as XML: by `[Content_Types].xml` (an Override for
+    the part, else the Default for its extension), and any `.xml`/`.rels` member, so a part
+    renamed to hide its type is still counted.
+    """
+    defaults: dict[str, bool] = {}
+    overrides: dict[str, bool] = {}
+    try:
+        info = archive.getinfo(_CONTENT_TYPES)
+        if info.file_size <= MAX_XML_PART:
+            root = DET.fromstring(archive.read(info))
+            for node in root:
+                kind = _is_xml_type(node.get("ContentType", ""))
+                if node.tag.endswith("Default"):
+                    defaults[node.get("Extension", "").lower()] = kind
+                elif node.tag.endswith("Override"):
+                    overrides[node.get("PartName", "").lstrip("/").lower()] = kind
+    except Exception:  # noqa: S110 - absent or damaged: the extension rule still applies
+        pass
+    found = []
+    for member in archive.infolist():
+        name = member.filename.lower()
+        ext = name.rsplit(".", 1)[-1] if "." in name.rsplit("/", 1)[-1] else ""
+        typed = overrides.get(name, defaults.get(ext, False))
+        if typed or name.endswith((".xml", ".rels")):
+            found.append(member)
+    return found
+
+
+def check_xml_parts(archive: zipfile.ZipFile) -> None:
+    """Refuse a package whose XML parts are too big to parse in bounded memory (raises
+    `ParseError` naming the limit); see `MAX_XML_PART` and `MAX_XML_TOTAL`.
+    """
+    total = 0
+    for info in xml_parts(archive):
+        if info.file_size > MAX_XML_PART:
+            raise ParseError(
+                f"zip member {info.filename!r} holds {info.file_size / 1048576:.0f} MiB of XML, "
+                f"above the limit of {MAX_XML_PART // 1048576} MiB per XML part "
+                "(MAX_XML_PART; refused: parsing it would take many times that in memory)"
+            )
+        total += info.file_size
+        if total > MAX_XML_TOTAL:
+            raise ParseError(
+                f"zip package holds more than {MAX_XML_TOTAL // 1048576} MiB of XML parts "
+                "(limit MAX_XML_TOTAL; refused: parsing them would take many times that in "
+                "memory)"
+            )
+
 
 def check_zip_package(archive: zipfile.ZipFile) -> None:
-    """Refuse a zip bomb before any member is decompressed (raises `ParseError`).
+    """Refuse a zip bomb before any member is decompressed (raises `ParseError`), and a
+    package whose XML parts are too big to parse (`check_xml_parts`: only
+    `[Content_Types].xml` is read, and only when it is within `MAX_XML_PART`).
 
     The limits apply to the sizes the central directory declares. Python's `zipfile` (used by
     python-docx, python-pptx and openpyxl) never yields more than a member's declared size and
@@ -258,6 +327,7 @@ def check_zip_package(archive: zipfile.ZipFile) -> None:
                 f"({info.compress_size} to {info.file_size} bytes), above the compression ratio "
                 f"limit of {MAX_ZIP_RATIO}x (refused as a possible zip bomb)"
             )
+    check_xml_parts(archive)
 
 
 _STRICT_NS = re.compile(

@@ -8,7 +8,10 @@ than the page's full lines. Encrypted files are tried with the empty password (o
 only PDFs open that way). A page with no text layer but images is a scanned page: its images
 go through OCR (`ParseContext.ocr`, tesseract) and its text becomes `media` blocks, the page
 listed in the metadata `ocr_pages`. Without OCR such pages are listed in `failed_pages` with the
-reason in `ocr_unavailable`, and a PDF made only of them fails as scanned/image-only.
+reason in `ocr_unavailable`, and a PDF made only of them fails as scanned/image-only. A page's
+images are decoded only when its turn comes, and OCR stops at `MAX_OCR_PAGES` pages or
+`MAX_OCR_IMAGES` images per file: later scanned pages are failed pages, and the images left
+unread are counted in `ocr_images_skipped`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ USES_CONTEXT = True
 
 MAX_OCR_PAGES = 200
 """Scanned pages recognized per PDF (a few seconds each); later ones are failed pages."""
+
+MAX_OCR_IMAGES = 400
+"""Images recognized per PDF (a page may hold hundreds); the rest are `ocr_images_skipped`."""
 
 MIN_OCR_SIDE = 32
 """Images narrower or lower than this many pixels (bullets, rules) are not recognized."""
@@ -205,6 +211,60 @@ def _emit_ocr(builder: TextBuilder, text: str, page: int) -> None:
                     paragraph_number=number)
 
 
+class _Ocr:
+    """The OCR pass over a PDF's text-less pages, within `MAX_OCR_PAGES` and `MAX_OCR_IMAGES`."""
+
+    def __init__(self, builder: TextBuilder, context: ParseContext) -> None:
+        self.builder = builder
+        self.engine = context.ocr
+        self.recognized: list[str] = []
+        self.failed: list[str] = []
+        self.scanned = False
+        self.images_left = MAX_OCR_IMAGES
+        self.skipped = 0
+
+    def page(self, page: PageObject, number: int) -> bool:
+        """Recognize one text-less page with images (decoded now, one page at a time); False
+        when the page is no scanned page after all (its images are all too small).
+        """
+        if self.engine is not None and (len(self.recognized) >= MAX_OCR_PAGES
+                                        or self.images_left <= 0):
+            self.scanned = True
+            self.failed.append(str(number))
+            self.skipped += _image_count(page) if self.images_left <= 0 else 0
+            return True
+        try:
+            images = _scanned_images(page)
+        except Exception as e:  # one bad page must not lose the others
+            logger.warning("pdf page %d: images unreadable: %s", number, e)
+            self.failed.append(str(number))
+            return True
+        if not images:  # only bullets and rules: not a scanned page
+            return False
+        self.scanned = True
+        if self.engine is None:
+            self.failed.append(str(number))
+            return True
+        used = images[: self.images_left]
+        self.images_left -= len(used)
+        self.skipped += len(images) - len(used)
+        try:
+            _emit_ocr(self.builder, _ocr_page(self.engine, used), number)
+            self.recognized.append(str(number))
+        except OcrError as e:
+            logger.warning("pdf page %d: OCR failed: %s", number, e)
+            self.failed.append(str(number))
+        return True
+
+
+def _image_count(page: PageObject) -> int:
+    """How many images a page holds (none decoded; 0 when they cannot be listed)."""
+    try:
+        return len(page.images)
+    except Exception:
+        return 0
+
+
 def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
     """Parse a PDF into heading and text blocks with `page_number` and `paragraph_number`;
     scanned pages are recognized with OCR into `media` blocks (see the module docstring).
@@ -213,14 +273,12 @@ def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
     reader = _open(data)
     pages: list[list[Line]] = []
     failed: list[str] = []
-    scanned: dict[int, list[Any]] = {}
+    textless: set[int] = set()
     for number, page in enumerate(reader.pages, start=1):
         try:
             lines = page_lines(page)
-            if not any(text.strip() for text, _ in lines):
-                images = _scanned_images(page)
-                if images:
-                    scanned[number] = images
+            if not any(text.strip() for text, _ in lines) and _image_count(page):
+                textless.add(number)
             pages.append(lines)
         except Exception as e:  # one bad page must not lose the others
             logger.warning("pdf page %d: text extraction failed: %s", number, e)
@@ -228,31 +286,24 @@ def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
             pages.append([])
     body, levels = _heading_levels(pages)
     builder = TextBuilder()
-    recognized: list[str] = []
+    ocr = _Ocr(builder, context)
     for number, lines in enumerate(pages, start=1):
-        if number not in scanned:
+        if not (number in textless and ocr.page(reader.pages[number - 1], number)):
             _emit_page(builder, lines, levels, number)
-            continue
-        if context.ocr is None or len(recognized) >= MAX_OCR_PAGES:
-            failed.append(str(number))
-            continue
-        try:
-            _emit_ocr(builder, _ocr_page(context.ocr, scanned[number]), number)
-            recognized.append(str(number))
-        except OcrError as e:
-            logger.warning("pdf page %d: OCR failed: %s", number, e)
-            failed.append(str(number))
+    failed += ocr.failed
     if not builder.blocks:
-        why = f"; {context.ocr_unavailable}" if scanned and context.ocr is None else (
-            "; OCR found no text in its images" if scanned else ", and no images to OCR")
+        why = f"; {context.ocr_unavailable}" if ocr.scanned and context.ocr is None else (
+            "; OCR found no text in its images" if ocr.scanned else ", and no images to OCR")
         raise EmptyDocumentError(
             f"no text layer in {len(pages)} page(s): a scanned or image-only PDF{why}"
         )
     metadata: dict[str, Scalar | list[str]] = {"pages": len(pages), "body_font_size": body}
-    if recognized:
-        metadata["ocr_pages"] = recognized
+    if ocr.recognized:
+        metadata["ocr_pages"] = ocr.recognized
         metadata["ocr_engine"] = context.ocr.name if context.ocr is not None else ""
-    if scanned and context.ocr is None:
+    if ocr.skipped:
+        metadata["ocr_images_skipped"] = ocr.skipped
+    if ocr.scanned and context.ocr is None:
         metadata["ocr_unavailable"] = context.ocr_unavailable
     if failed:
         metadata["failed_pages"] = sorted(failed, key=int)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ragbench.errors import StoreError
 from ragbench.ids import text_hash
 from ragbench.lexical import STOPWORDS, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
@@ -89,6 +90,30 @@ def fts_query(text: str) -> str:
     terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
     kept = [t for t in terms if t not in FTS_STOPWORDS] or terms
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+
+
+DAMAGE_SIGNS = ("malformed", "not a database", "database corrupt")
+"""Words of SQLite's messages for a damaged database file."""
+
+
+def looks_damaged(error: BaseException) -> bool:
+    """Whether `error` (an SQLite error, or one wrapping it) says its file is damaged."""
+    text = str(error).lower()
+    return any(sign in text for sign in DAMAGE_SIGNS)
+
+
+def catalog_error(path: Path, error: sqlite3.Error) -> StoreError:
+    """One clear error for an SQLite failure of the catalog at `path`; for damage, how to
+    recover (the catalog is the workspace's truth: nothing in the workspace can rebuild it).
+    """
+    if not looks_damaged(error):
+        return StoreError(f"the catalog {path} failed: {error}")
+    return StoreError(
+        f"the catalog {path} is damaged ({error}). To recover: stop every ragbench process "
+        "on this workspace and keep a copy of the file; then either salvage what SQLite can "
+        "still read with the sqlite3 shell's `.recover` command into a new file, put that in "
+        "its place and run `ragbench doctor`, or move it away and ingest the documents again "
+        f"from their sources (copies of the originals are under {path.parent / 'files'})")
 
 
 class Catalog:

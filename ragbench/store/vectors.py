@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,7 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ragbench.errors import StoreError
+from ragbench.errors import DamagedIndexError, StoreError
+from ragbench.store.catalog import looks_damaged
 
 if TYPE_CHECKING:  # chromadb itself loads on first use (it takes seconds to import)
     from chromadb.api.collection_configuration import CreateHNSWConfiguration
@@ -311,3 +313,33 @@ class ChromaVectors:
             except Exception:  # a read-only workspace still answers, with Chroma's default
                 logger.warning("could not raise ef_search of collection %s", name, exc_info=True)
         return collection
+
+
+def open_vectors(path: Path) -> ChromaVectors:
+    """The Chroma store at `path`; a damaged one (a truncated `chroma.sqlite3`) raises
+    `DamagedIndexError` naming it, since it is derived data that `ragbench doctor` rebuilds.
+    """
+    try:
+        return ChromaVectors(path)
+    except Exception as e:
+        _forget_client(path)  # Chroma caches the half-started client: the next open retries
+        if not looks_damaged(e):
+            raise
+        raise DamagedIndexError(
+            f"the vector index {path / 'chroma.sqlite3'} is damaged ({e}); it is derived from "
+            "the catalog: run `ragbench doctor` to rebuild it") from e
+
+
+def remove_vectors(path: Path) -> None:
+    """Delete the Chroma store at `path` (the next `ChromaVectors(path)` starts empty)."""
+    _forget_client(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _forget_client(path: Path) -> None:
+    """Drop this process's cached Chroma system of `path` (Chroma keeps one per path)."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    for ident in {str(path), str(path.resolve())}:
+        SharedSystemClient._identifier_to_system.pop(ident, None)
+        SharedSystemClient._identifier_to_refcount.pop(ident, None)

@@ -2,6 +2,6 @@
 graph, archive, maintenance) returning the typed models of `results`. Faces import only this.
 """
 
-from ragbench.workbench.facade import Workbench
+from ragbench.workbench.facade import Workbench, catalog_failure
 
-__all__ = ["Workbench"]
+__all__ = ["Workbench", "catalog_failure"]

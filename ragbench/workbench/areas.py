@@ -394,16 +394,14 @@ class MaintenanceArea(_Area):
         `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
         or older catalog) are first ingested again from `files/`.
         """
-        from ragbench.store.vectors import ChromaVectors
-
         recovered = None
         if recover:
             unlisted = self._wb.doctor_service.unlisted_originals()
             report = self._wb.library_service.recover_originals(unlisted)
             recovered = sum(1 for f in report.files
                             if f.status in ("inserted", "updated") and f.reason != "attachment")
-        store = ChromaVectors(self._wb.workspace / "chroma")
-        result = DoctorReport(**self._wb.doctor_service.run(store, repair))
+        result = DoctorReport(**self._wb.doctor_service.run_at(self._wb.workspace / "chroma",
+                                                               repair))
         result.recovered = recovered
         return result
 

@@ -47,10 +47,10 @@ from ragbench.ingest import Ingestor, Progress
 from ragbench.ingest.library import Library
 from ragbench.maintenance.doctor import Doctor
 from ragbench.retrieval import Retriever
-from ragbench.store.catalog import Catalog
+from ragbench.store.catalog import Catalog, catalog_error, looks_damaged
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.private import make_workspace_private
-from ragbench.store.vectors import ChromaVectors
+from ragbench.store.vectors import ChromaVectors, open_vectors
 from ragbench.workbench.areas import (
     AnswersArea,
     ArchiveArea,
@@ -157,7 +157,7 @@ class Workbench:
         process stores a document, its vectors are in Chroma before its catalog commit, which
         is not drift (deleting them lost vectors). `doctor` repairs what is skipped here.
         """
-        store = ChromaVectors(self.workspace / "chroma")
+        store = open_vectors(self.workspace / "chroma")
         if (self.repair_on_open and store.count() != self.catalog.chunk_count()
                 and not self.doctor_service.unlisted_originals()):  # else orphans are unknowable
             with self.write_lock.try_held() as held:
@@ -231,6 +231,8 @@ def _open_catalog(workspace: Path) -> Catalog:
     try:
         return Catalog(path)
     except sqlite3.Error as e:
+        if looks_damaged(e):
+            raise catalog_error(path, e) from e
         writable = os.access(workspace, os.W_OK) and (not path.exists()
                                                        or os.access(path, os.W_OK))
         hint = "" if writable else (
@@ -240,4 +242,11 @@ def _open_catalog(workspace: Path) -> Catalog:
         raise StoreError(f"cannot open the catalog {path}: {e}{hint}") from e
 
 
-__all__ = ["Workbench"]
+def catalog_failure(workspace: str | Path, error: sqlite3.Error) -> StoreError:
+    """The StoreError a face shows for an SQLite error of the workspace's catalog (damage
+    names the file and how to recover).
+    """
+    return catalog_error(Path(workspace) / "catalog.sqlite", error)
+
+
+__all__ = ["Workbench", "catalog_failure"]

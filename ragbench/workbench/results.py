@@ -137,6 +137,8 @@ class DoctorReport(BaseModel):
     consistent_after: bool | None = None
     recovered: int | None = None
     hint: str | None = None
+    vector_index_rebuilt: bool | None = None
+    """True when the Chroma store could not be read and was rebuilt from the catalog."""
 
 
 class GraphDegree(BaseModel):
