@@ -1,6 +1,6 @@
-"""`ragbench eval beir DATASET_DIR`: retrieval quality on a benchmark (issue 18).
+"""`ragbench eval beir|summaries|answers PATH`: retrieval, summaries and answers measured.
 
-The logic is `ragbench.evaluation.run_beir`; this module only parses options and prints.
+The logic is in `ragbench.evaluation`; this module only parses options and prints.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from ragbench.cli.common import (
     positive_int,
     run,
 )
-from ragbench.evaluation import run_beir
+from ragbench.evaluation import run_answers, run_beir, run_summaries
+from ragbench.evaluation.summaries import DEFAULT_SYSTEMS, SYSTEMS
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import MODES
 
-KINDS = ("beir",)
+KINDS = ("beir", "summaries", "answers")
 DEFAULT_MODES = ("fts", "vector", "hybrid")
 
 app = typer.Typer()
@@ -49,6 +50,25 @@ def _eval_text(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _summaries_text(result: dict[str, Any]) -> str:
+    lines = [f"{result['dataset']}: {result['queries']} queries, first {result['words']} words, "
+             "ROUGE-1 / ROUGE-2 recall"]
+    for name, scores in [("overall", result["overall"]), *result["per_cluster"].items()]:
+        cells = "  ".join(f"{s} {v['rouge1']:.1f}/{v['rouge2']:.1f}" for s, v in scores.items())
+        lines.append(f"  {name:<10} {cells}")
+    return "\n".join(lines)
+
+
+def _answers_text(result: dict[str, Any]) -> str:
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{100 * v:.1f}%"
+
+    return (f"{result['file']}: {result['questions']} questions; containment "
+            f"{pct(result['containment'])}, citation recall {pct(result['citation_recall'])}, "
+            f"not found {result['not_found']}, invalid citations {result['invalid_citations']}, "
+            f"median {result['median_words']} words")
+
+
 @app.command("eval", rich_help_panel=PANEL)
 def evaluate(
     ctx: typer.Context,
@@ -56,8 +76,10 @@ def evaluate(
         parser=choice(KINDS), metavar="KIND", show_default=False,
         help=f"Dataset format: {one_of(KINDS)}.")],
     dataset: Annotated[str, typer.Argument(
-        metavar="DATASET_DIR", show_default=False,
-        help="Folder with corpus.jsonl, queries.jsonl and qrels/test.tsv.")],
+        metavar="PATH", show_default=False,
+        help="beir: folder with corpus.jsonl, queries.jsonl and qrels/test.tsv; summaries: "
+        "folder with clusters/<cluster>.jsonl and queries.jsonl (TD-QFS layout); answers: "
+        "JSON Lines file of {question, answers, sources, lens}.")],
     mode: Annotated[list[str] | None, typer.Option(
         parser=choice(MODES), metavar="MODE", show_default=False,
         help=f"Mode to evaluate (repeatable): {one_of(MODES)}; default: "
@@ -67,17 +89,36 @@ def evaluate(
     limit: Annotated[int | None, typer.Option(
         parser=positive_int, metavar="N", show_default=False,
         help="Only the first N queries.")] = None,
+    system: Annotated[list[str] | None, typer.Option(
+        parser=choice(SYSTEMS), metavar="SYSTEM", show_default=False,
+        help=f"summaries: system to score (repeatable): {one_of(SYSTEMS)}; default: "
+        f"{', '.join(DEFAULT_SYSTEMS)}.")] = None,
+    words: Annotated[int, typer.Option(
+        parser=positive_int, metavar="N", help="summaries: words scored per text.")] = 250,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
-    """Measure retrieval on a benchmark: nDCG@10, recall@10/100, MRR@10, latency per mode.
+    """Measure retrieval, summaries or answers on a dataset.
 
-    Ingests a BEIR-format dataset into `WORKSPACE/eval/<name>-<key>`, keyed by the corpus
-    content and the index settings (reused while both are unchanged). Corpus ids are kept
-    exactly.
+    beir: nDCG@10, recall@10/100, MRR@10 and latency per mode, in `WORKSPACE/eval/<name>-<key>`
+    (keyed by the corpus content and the index settings, reused while both are unchanged).
+    summaries: ROUGE-1/2 recall at `--words` words of ragbench's brief (and `ask`) beside the
+    lead and LexRank peers, each cluster a lens of `WORKSPACE/eval/summaries-<folder name>`.
+    answers: containment and citation recall of `ask` over this workspace.
     """
 
     def handle(wb: Workbench, out: Output) -> int:
+        if kind == "summaries":
+            sub = Workbench(wb.workspace / "eval" / f"summaries-{Path(dataset).name}",
+                            wb.settings)
+            result = run_summaries(sub, Path(dataset), list(system or DEFAULT_SYSTEMS), words,
+                                   limit, progress=out.note)
+            out.emit(result, _summaries_text(result))
+            return 0
+        if kind == "answers":
+            result = run_answers(wb, Path(dataset), limit, progress=out.note)
+            out.emit(result, _answers_text(result))
+            return 0
         on_file, _ = out.progress_bars(0)
         result = run_beir(wb.workspace, Path(dataset), list(mode or DEFAULT_MODES), top_k,
                           wb.settings, on_file, limit)

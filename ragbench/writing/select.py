@@ -40,6 +40,9 @@ MEANING = 0.5
 """Weight of meaning (embedding cosine) against words in a sentence's relevance."""
 PRIOR = 0.4
 """Weight of the chunk's retrieval rank in a sentence's relevance."""
+COVERAGE = 0.35
+"""Weight of the share of an aspect's focus words (by rarity) a sentence holds: a sentence
+close in meaning that never names what is asked ("risks") ranks below one that does."""
 FEEDBACK_TERMS = 12
 FEEDBACK_CHUNKS = 5
 
@@ -117,7 +120,7 @@ def _meaning(aspects: Sequence[str], sentences: Sequence[Sentence],
 
 
 SCAFFOLD = frozenset(stem(w) for w in (
-    "main key major biggest important significant current overall general various different "
+    "main key major biggest current overall general various different "
     "kind kinds type types way ways thing things aspect aspects example examples "
     "say says said according").split())
 """Question words that shape the question rather than name its subject ("the main risks")."""
@@ -145,16 +148,22 @@ def score(sentences: Sequence[Sentence], aspects: Sequence[str], question: str,
     matrix, vocab, idf = _tfidf([s.terms for s in sentences])
     asked = _focus(content_words(question), rarity)
     extra = feedback_terms(sentences, list(asked))
-    lexical = []
+    lexical, covered = [], []
+    held = [set(s.terms) for s in sentences]
     for aspect in aspects:
+        focus = _focus(content_words(aspect), rarity)
         words: dict[str, float] = {t: 0.3 for t in extra}
         words.update({t: 0.5 * w for t, w in asked.items()})
-        words.update(_focus(content_words(aspect), rarity))
+        words.update(focus)
         lexical.append(matrix @ _query_vector(words, vocab, idf))
+        total = sum(focus.values()) or 1.0
+        covered.append(np.array([sum(w for t, w in focus.items() if t in h) / total
+                                 for h in held], dtype=np.float32))
     rel = np.vstack(lexical)
     meaning = _meaning(aspects, sentences, embedder, budget_ms)
     if meaning is not None:
         rel = (1 - MEANING) * rel + MEANING * np.clip(meaning, 0.0, None)
+    rel = rel * (1 - COVERAGE + COVERAGE * np.vstack(covered))
     prior = np.array([1.0 / (1.0 + s.rank / 10.0) for s in sentences], dtype=np.float32)
     best = rel.max(axis=0) * (1 - PRIOR + PRIOR * prior)
     aspect_of = rel.argmax(axis=0)
