@@ -122,6 +122,7 @@ def check_report(wb: Workbench, report_id: str) -> dict[str, Any]:
                 if row["lens"] == STATS_LENS:
                     stray += 1
                 found = [p for p in passages(row["text"]) if p.text and p.text in sentence]
+                found.sort(key=lambda p: len(p.text))  # the passage it is, not one inside it
                 kind = found[-1].kind if found else "unmatched"
                 kinds[kind] += 1
                 if kind in ("heading", "label", "byline"):

@@ -36,6 +36,7 @@ from ragbench.answer.citations import (
 )
 from ragbench.answer.disagreement import (
     CONTRADICTION_RULE,
+    about,
     places_what_is_asked,
     prompt_block,
     relevant,
@@ -244,11 +245,7 @@ class Answerer:
         """The answer to "where do the sources disagree (about X)?": every disagreement the
         finder saw about X (all of them without an X), both sides quoted and cited.
         """
-        if asked.subject:
-            stated = relevant(asked.subject, findings, limit=MAX_DISPUTES)
-        else:
-            stated = relevant(" ".join(f.topic for f in findings), findings,
-                              limit=MAX_DISPUTES) or list(findings)[:MAX_DISPUTES]
+        stated = about(asked.subject, findings, MAX_DISPUTES)
         response.disagreements = [f.topic for f in stated]
         return _disagreement_text(stated, results)
 
@@ -287,7 +284,8 @@ class Answerer:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         asked = understand(question)
-        if asked.kind == "analytical" and (llm or self.settings.llm_backend) == "extractive":
+        if asked.kind == "disagreement" or (
+                asked.kind == "analytical" and (llm or self.settings.llm_backend) == "extractive"):
             top_k = max(top_k or self.settings.top_k, WRITER_POOL)  # a summary draws widely
         results = self.retriever.search(question, mode, top_k, filters)
         timings["retrieval_ms"] = (time.perf_counter() - start) * 1000

@@ -158,6 +158,38 @@ def relevant(
     return out[:limit]
 
 
+def about(subject: str, findings: Sequence[Finding], limit: int = MAX_STATED) -> list[Finding]:
+    """The findings about `subject` ("the Postgres 16 migration"), most words in common with
+    it first (a word of the finding's topic counts twice, one of its sides' spans once),
+    those with at least half the best match, each disagreement once; all of them, by order
+    found, when the subject is empty. For "where do the sources disagree about X?", where
+    the dispute is the answer, not a side note to one fact as in `relevant`.
+    """
+    wanted = question_terms(subject) if subject else set()
+    scored: list[tuple[int, int, Finding]] = []
+    for n, f in enumerate(findings):
+        if len(_two_sides(f)) < 2:
+            continue
+        named = set(content_words(f"{f.topic} {f.subject or ''}"))
+        said = set(content_words(" ".join(str(side.get("span") or "") for side in f.chunks)))
+        shared = 2 * len(named & wanted) + len((said - named) & wanted)
+        if shared or not wanted:
+            scored.append((shared, -n, f))
+    if not scored:
+        return []
+    best = max(item[0] for item in scored)
+    scored = [item for item in scored if item[0] >= max(1, (best + 1) // 2) or not wanted]
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    out: list[Finding] = []
+    seen: set[object] = set()
+    for *_, f in scored:
+        keys: set[object] = {f.topic, _disputes(f)}
+        if not keys & seen:
+            out.append(f)
+            seen |= keys
+    return out[:limit]
+
+
 def _disputes(finding: Finding) -> tuple[str, frozenset[str], frozenset[str]]:
     """What a finding disputes: type, values and subject stems ("team priced" and "pricing
     team" at $49 vs $59 are one disagreement seen in two pairs of documents).
