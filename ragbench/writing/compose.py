@@ -88,7 +88,7 @@ def _ordered(indices: list[int], chosen: Sequence[Scored]) -> list[int]:
 
     def key(i: int) -> tuple[int, int, int]:
         s = chosen[i].sentence
-        return (first_seen[s.doc_id], s.rank, s.position)
+        return (first_seen[s.doc_id], s.chunk_index, s.position)
 
     return sorted(indices, key=key)
 

@@ -22,18 +22,24 @@ from ragbench.lexical import content_words
 QuestionKind = Literal["fact", "analytical", "disagreement", "who"]
 
 _DISAGREE = re.compile(
-    r"\b(?:disagree\w*|conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|"
-    r"differ(?:s|ent|ence|ences)?\s+(?:about|on|over|between)|dispute\w*)\b", re.I)
+    r"\b(?:disagree\w*|contradict\w*|inconsisten\w*|discrepan\w*|conflicting|"
+    r"conflicts?\s+(?:are there|is there|exist\w*|(?:between|among|in)\s+(?:the\s+)?"
+    r"(?:sources|documents|reports|claims|figures))|"
+    r"differ(?:s|ent)?\s+(?:claims|figures|numbers|accounts|views|dates)|"
+    r"(?:sources|documents|reports)\s+(?:differ|dispute)\w*)\b", re.I)
 _ANALYTICAL_OPEN = re.compile(
     r"^\s*(?:why|how\b(?!\s+(?:many|much|long|old|far|big|often)\b)|describe|explain|"
     r"summari[sz]e|discuss|compare|outline|assess|evaluate|analy[sz]e|give an overview|"
     r"tell me about|what\s+(?:are|were)\s+the\s+(?:main|key|major|biggest|most)|"
-    r"what\s+(?:is|are|was|were)\s+being\s+done|what\s+(?:are|were)\s+the\s+\w+\s+(?:of|for|to)|"
+    r"what\s+(?:is|are|was|were)\s+being\s+done|what\s+(?:are|were)\s+the\s+\w+s\s+(?:of|for|to)|"
     r"what\s+(?:risks|issues|problems|concerns|challenges|effects|impacts|causes|"
     r"benefits|options|steps|measures|factors|reasons|lessons))\b", re.I)
 _WHO = re.compile(r"^\s*(?:who|whom|whose)\b", re.I)
-_SPLIT = re.compile(r"(?<=\?)\s+|;\s+|\.\s+(?=[A-Z])|"
+_SPLIT = re.compile(r"(?<=\?)\s+|;\s+|(?<=[a-z]{2}\.)\s+(?=[A-Z])|"
                     r",?\s+and\s+(?=(?:how|what|why|where|when|who|which)\b)")
+_ASKS = re.compile(r"^\s*(?:why|how|what|where|when|who|whom|whose|which|is|are|was|were|do|"
+                   r"does|did|can|could|should|will|would|has|have|describe|explain|list|"
+                   r"summari[sz]e|discuss|compare)\b", re.I)
 _FILLER = re.compile(
     r"^\s*(?:and|also|then|so)\s+|\b(?:please|briefly|in detail)\b", re.I)
 _SUMMARY_REQUEST = re.compile(r"^\s*(?:summari[sz]e|describe|discuss|explain|outline|"
@@ -58,8 +64,17 @@ def aspects_of(text: str) -> list[str]:
     """The parts of a multi-part question ("Why …? Where …? What …?"); the question itself
     when it has one part. Parts with no content word are dropped.
     """
-    parts = [_FILLER.sub("", p).strip(" ?.;") for p in _SPLIT.split(text.strip())]
-    parts = [p for p in parts if content_words(p)]
+    parts: list[str] = []
+    for raw in _SPLIT.split(text.strip()):
+        part = _FILLER.sub("", raw).strip(" ?.;")
+        if not content_words(part):
+            continue
+        if parts and not _ASKS.match(part):  # "X or Y?" after a question: the same question
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    if len(parts) > 1 and not _ASKS.match(parts[0]):  # a statement, then the question
+        parts = [" ".join(parts)]
     return parts or [text.strip()]
 
 
