@@ -215,6 +215,12 @@ class Answerer:
             text = self._disputes_text(asked, findings, [*results, *disputing], response)
             if text:
                 return text
+            extraction = extract(question, results, self.settings.answer_sentences,
+                                 self.sentence_embedder())
+            response.extracts = extraction.extracts
+            none = (f"No disagreement about {asked.subject or 'this'} was found among the "
+                    f"{len(results) + len(disputing)} passages searched.")
+            return f"{none}\n\n{extraction.text}" if extraction.supported else none
         elif asked.kind == "analytical":
             written = write(asked, results, self.settings.answer_words,
                             embedder=self.sentence_embedder(),

@@ -76,6 +76,9 @@ def test_create_report_open_citation_export_markdown(reports_server, page):
     for header in ("Strategy and vision", "Risks", "Where sources disagree"):
         main.get_by_role("heading", name=re.compile(re.escape(header))).first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "reports-01-written.png"), full_page=True)
+    # offline parts read as prose: paragraphs with inline attributions, not quotes by lens
+    body = main.inner_text()
+    assert "According to" in body and "Key statements by lens" not in body
 
     # open citation [1] of the first part that has one: its supporting sentence is highlighted
     # (as code) inside the chunk, as on the Chat page
