@@ -187,7 +187,8 @@ class ReportService:
         lens_order = [lens for lens in lenses if instruction and lens in instruction.lower()]
         query = part.query + (" " + " ".join(focus) if focus else "")
         if tune and instruction and model is None:
-            options = _tuned_options(options, instruction)
+            current = len(part.current.text.split()) if part.current else options.words
+            options = _tuned_options(options, instruction, current)
         results = gather(self.search, query, lenses, options, avoid) if lenses else []
         if part.kind == "disagreements":
             scope = list(dict.fromkeys(
@@ -410,11 +411,14 @@ def _focus_words(instruction: str) -> list[str]:
             and not _SHORTER.match(w) and stem(w.lower()) not in {"detail", "long"}]
 
 
-def _tuned_options(options: GenerationOptions, instruction: str) -> GenerationOptions:
-    """Part length for an instruction: about half when shorter, half again when longer."""
+def _tuned_options(options: GenerationOptions, instruction: str,
+                   current_words: int) -> GenerationOptions:
+    """Part length for an instruction: about half the current part when shorter, half again
+    when longer.
+    """
     if _SHORTER.search(instruction):
-        return options.model_copy(update={"words": max(60, options.words // 2),
-                                          "disagreements": 1})
+        words = max(40, min(options.words, current_words) // 2)
+        return options.model_copy(update={"words": words, "disagreements": 1})
     if _LONGER.search(instruction):
         return options.model_copy(update={"words": options.words * 3 // 2,
                                           "pool": options.pool + 10})
