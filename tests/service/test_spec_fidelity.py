@@ -1,0 +1,92 @@
+"""The spec's shapes on the wire (docs/spec-fidelity.md), in process: the HTTP API through
+FastAPI's TestClient, the MCP server through `MCPServer.call_tool`, over one small workspace."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from fastapi.testclient import TestClient
+
+from ragbench.service.api import create_app
+from ragbench.service.mcp_server import create_mcp
+from tests.conftest import lens_workbench
+
+pytestmark = pytest.mark.integration
+
+DOCS = {
+    "roadmap/plan.md": "# Tidepool plan\n\nTidepool general availability is planned for "
+                       "September 2026.\n\nThe main risk of Tidepool is the storage migration, "
+                       "which needs two engineers for a quarter.\n",
+    "finance/pricing.md": "# Pricing\n\nThe Team plan costs 12 dollars per seat per month.\n\n"
+                          "Enterprise pricing is negotiated per contract.\n",
+}
+PART_KEYS = {"mood", "header", "text", "references"}
+
+
+@pytest.fixture(scope="module")
+def wb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fidelity")
+    return lens_workbench(root / "src", root / "ws", DOCS)
+
+
+@pytest.fixture(scope="module")
+def report_id(wb) -> str:
+    report = wb.reports.create("brief", "Tidepool", "When does Tidepool ship and what does "
+                                                    "the Team plan cost?")
+    return wb.reports.generate(report.report_id).report_id
+
+
+@pytest.fixture(scope="module")
+def http(wb) -> TestClient:
+    return TestClient(create_app(wb), base_url="http://127.0.0.1")
+
+
+def mcp_call(wb, name: str, args: dict[str, Any]) -> Any:
+    server = create_mcp(wb)
+
+    async def run() -> Any:
+        result = await server.call_tool(name, args)
+        assert not result.is_error, result.content
+        return json.loads(result.content[0].text)
+    return anyio.run(run)
+
+
+def mcp_tools(wb) -> set[str]:
+    server = create_mcp(wb)
+    return {t.name for t in anyio.run(server.list_tools)}
+
+
+def assert_spec_part(part: dict[str, Any]) -> None:
+    """specs/000: a part is {mood, header, text, references} at its top level."""
+    assert PART_KEYS <= set(part)
+    assert part["text"] and part["references"]
+    assert set(part["references"][0]) == {"chunk_id", "description", "relevance"}
+
+
+# --- specs/000: report parts -------------------------------------------------------------------
+
+def test_report_part_serialises_text_and_references_at_top_level(wb, report_id, http):
+    written = next(p for p in wb.reports.get(report_id).parts if p.done)
+    dumped = written.model_dump(mode="json")
+    assert dumped["text"] == written.current.text
+    assert dumped["references"] == dumped["current"]["references"]
+    # HTTP: the report and a part written again; `current` is still there for older clients
+    got = http.get(f"/v1/reports/{report_id}").json()
+    part = next(p for p in got["parts"] if p["current"])
+    assert_spec_part(part)
+    assert part["text"] == part["current"]["text"]
+    assert part["references"] == part["current"]["references"]
+    again = http.post(f"/v1/reports/{report_id}/parts/{part['part_id']}/complete").json()
+    assert_spec_part(again)
+    assert again["references"] == again["current"]["references"]
+    # MCP: same shape
+    done = mcp_call(wb, "report_complete_part", {"report_id": report_id,
+                                                 "part_id": part["part_id"]})
+    assert_spec_part(done)
+    assert done["current"]["version"] == again["current"]["version"] + 1
+    # OpenAPI shows the fields
+    schema = http.get("/openapi.json").json()["components"]["schemas"]
+    assert {"text", "references"} <= set(schema["ReportPart"]["properties"])
