@@ -4,8 +4,11 @@ Tools return JSON text. specs/000 names its essay tools `essay_complete_part`,
 `essay_tune_part` and `essay_suggest`; here a report is ragbench's essay, so they are
 `report_complete_part`, `report_tune_part` and `report_suggest` (same arguments: the report,
 the part, an instruction), and every part they return carries its `references`
-(`{chunk_id, description, relevance}`). A failing call returns an MCP error result whose text
-is the one-line ragbench error (unknown id, empty question...), never a traceback.
+(`{chunk_id, description, relevance}`) at its top level beside `current`. The spec's names are
+registered too (`SPEC_NAMES`) and reply in its shape: a part is `{mood, header, text,
+references}`, suggestions carry their references. A failing call returns an MCP error
+result whose text is the one-line ragbench error (unknown id, empty question...), never a
+traceback.
 
 Resources: `ragbench://documents` (the document list) and `ragbench://chunks/{chunk_id}`.
 
@@ -26,6 +29,7 @@ from pydantic import BaseModel
 
 from ragbench.errors import RagbenchError
 from ragbench.models import SearchFilters
+from ragbench.reports.exports import essay_part
 from ragbench.service.schemas import question_too_long
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import ReportBrief
@@ -159,6 +163,32 @@ def create_mcp(wb: Workbench) -> MCPServer:
     def report_suggest(report_id: str) -> str:
         """specs/000 essay_suggest: proposed changes to a report (unwritten parts, uncited
         lenses, unstated disagreements).
+        """
+        return call(wb.reports.suggest, report_id)
+
+    # specs/000's names of the three tools, replying in its shape: a part is
+    # {mood, header, text, references} (text with [C:chunk_id] citations, as in the essay
+    # export); suggestions carry the references they are about
+    @server.tool()
+    def essay_complete_part(report_id: str, part_id: str) -> str:
+        """specs/000 name of report_complete_part: write a part (again) and reply
+        {mood, header, text, references}; its references are replaced, the old version kept.
+        """
+        return call(lambda: essay_part(wb.reports.complete_part(report_id, part_id)))
+
+    @server.tool()
+    def essay_tune_part(report_id: str, part_id: str, instruction: str) -> str:
+        """specs/000 name of report_tune_part: rewrite a part following an instruction and
+        reply {mood, header, text, references}.
+        """
+        if not instruction.strip():
+            raise ToolFailure("InvalidRequestError: the instruction is empty")
+        return call(lambda: essay_part(wb.reports.tune_part(report_id, part_id, instruction)))
+
+    @server.tool()
+    def essay_suggest(report_id: str) -> str:
+        """specs/000 name of report_suggest: proposed changes, each with the references
+        (chunk_id, description, relevance) of the passages it is about.
         """
         return call(wb.reports.suggest, report_id)
 

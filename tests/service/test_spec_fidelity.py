@@ -90,3 +90,37 @@ def test_report_part_serialises_text_and_references_at_top_level(wb, report_id, 
     # OpenAPI shows the fields
     schema = http.get("/openapi.json").json()["components"]["schemas"]
     assert {"text", "references"} <= set(schema["ReportPart"]["properties"])
+
+
+def test_mcp_essay_tools_are_aliases_replying_in_the_spec_shape(wb, report_id):
+    from ragbench.service.mcp_server import SPEC_NAMES
+
+    assert set(SPEC_NAMES.values()) <= mcp_tools(wb)
+    part = next(p for p in wb.reports.get(report_id).parts if p.done)
+    done = mcp_call(wb, "essay_complete_part", {"report_id": report_id,
+                                                "part_id": part.part_id})
+    assert set(done) == PART_KEYS
+    assert_spec_part(done)
+    after = wb.reports.part(report_id, part.part_id)
+    assert after.current.version == part.current.version + 1  # it wrote the part again
+    assert done["text"] == after.current.text_with_ids  # the ids its references name
+    assert [r["chunk_id"] for r in done["references"]] == [
+        r.chunk_id for r in after.current.references]
+    tuned = mcp_call(wb, "essay_tune_part", {"report_id": report_id, "part_id": "1",
+                                             "instruction": "shorter"})
+    assert set(tuned) == PART_KEYS and tuned["header"] == after.header
+
+
+def test_essay_suggest_fills_the_references_of_its_suggestions(wb):
+    # a brief about Tidepool offers the finance lens's passages but cites none of them
+    report = wb.reports.create("brief", "Tidepool", "When does Tidepool ship?")
+    report = wb.reports.generate(report.report_id)
+    found = mcp_call(wb, "essay_suggest", {"report_id": report.report_id})
+    assert found == mcp_call(wb, "report_suggest", {"report_id": report.report_id})
+    cite = next(s for s in found if s["kind"] == "cite_lens" and s["lens"] == "finance")
+    assert cite["references"]
+    finance = {c["chunk_id"] for d in wb.library.documents() if d.lens == "finance"
+               for c in wb.catalog.chunks_of(d.doc_id)}
+    for ref in cite["references"]:
+        assert ref["chunk_id"] in finance and 0.0 <= ref["relevance"] <= 1.0
+        assert "not cited" in ref["description"]
