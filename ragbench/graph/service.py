@@ -85,7 +85,8 @@ class GraphService:
         started = time.perf_counter()
         if graph is None:
             graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
-            self._save(graph, {"action": "build", "added": len(graph), "removed": 0}, started)
+            self._save(graph, {"action": "build", "added": len(graph), "removed": 0,
+                               **graph.last_change}, started)
         else:
             have = set(graph.index)
             added, removed = sorted(stored - have), sorted(have - stored)
@@ -93,18 +94,22 @@ class GraphService:
             if (added or removed) and changed > REBUILD_FRACTION * max(len(stored), 1):
                 # key terms were ranked against a corpus that has since changed a lot: a full
                 # build re-ranks them all, so the graph is the one `graph build` makes
+                before = graph.snapshot()
                 graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
+                edges = graph.inherit(before)  # edges it had keep their created_at
                 self._save(graph, {"action": "build", "added": len(added),
-                                   "removed": len(removed)}, started)
+                                   "removed": len(removed), **edges}, started)
             elif added or removed:
                 if progress:
                     progress("graph", 0, 1)
+                before = graph.snapshot()
                 graph.remove(removed)
                 nodes, emb = self._nodes(added)
                 graph.add(nodes, emb)
+                edges = graph.inherit(before)  # counted once over both steps
                 graph.changed_since_build = changed
                 self._save(graph, {"action": "update", "added": len(added),
-                                   "removed": len(removed)}, started)
+                                   "removed": len(removed), **edges}, started)
         if progress:
             progress("graph", 1, 1)
         self._graph = graph
@@ -128,6 +133,7 @@ class GraphService:
 
     def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
         graph.save(self.directory)
+        what["edges"] = graph.edge_count()
         what["seconds"] = round(time.perf_counter() - started, 3)
         self.last_update = what
         (self.directory / "last_update.json").write_text(json.dumps(what), encoding="utf-8")
