@@ -24,6 +24,7 @@ import numpy as np
 
 from ragbench.config import Settings
 from ragbench.graph.model import GRAPH_DIR, ContextGraph, GraphError, GraphNode, GraphParams
+from ragbench.models import GraphUpdate
 from ragbench.store.catalog import Catalog
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class GraphService:
         self.params = params_from(settings)
         self._graph: ContextGraph | None = None
         self.last_update: dict[str, Any] = {}
+        self.updates = 0
+        """Saves made by this service (a caller compares it before and after a change)."""
         self._lock = threading.RLock()  # the app shares one Workbench between sessions
         self._synced = ""  # catalog fingerprint at the last comparison with the graph
 
@@ -134,6 +137,7 @@ class GraphService:
     def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
         graph.save(self.directory)
         what["edges"] = graph.edge_count()
+        self.updates += 1
         what["seconds"] = round(time.perf_counter() - started, 3)
         self.last_update = what
         (self.directory / "last_update.json").write_text(json.dumps(what), encoding="utf-8")
@@ -154,6 +158,13 @@ class GraphService:
                 doc_date=meta.get("date") if isinstance(meta.get("date"), str) else None,
             ))
         return nodes, vectors
+
+
+def graph_update(last_update: dict[str, Any]) -> GraphUpdate:
+    """`GraphService.last_update` as the `GraphUpdate` of an ingest report."""
+    return GraphUpdate(action=last_update["action"], relationships=last_update["edges"],
+                       added=last_update.get("edges_added", 0),
+                       removed=last_update.get("edges_removed", 0))
 
 
 def graph_dir(workspace: str | Path) -> Path:

@@ -29,10 +29,9 @@ from pydantic import BaseModel
 
 from ragbench.errors import RagbenchError
 from ragbench.models import SearchFilters
-from ragbench.reports.exports import essay_part
 from ragbench.service.schemas import question_too_long
 from ragbench.workbench import Workbench
-from ragbench.workbench.presentation import ReportBrief
+from ragbench.workbench.presentation import ReportBrief, essay_part
 
 SPEC_NAMES = {"report_complete_part": "essay_complete_part",
               "report_tune_part": "essay_tune_part", "report_suggest": "essay_suggest"}

@@ -24,6 +24,7 @@ from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
 from ragbench.errors import InvalidRequestError, LLMError
 from ragbench.graph import ContextGraph
+from ragbench.graph.service import graph_update
 from ragbench.ingest import Progress
 from ragbench.ingest.library import FileProgress
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, version_table
@@ -85,7 +86,8 @@ class LibraryArea(_Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest files and folders; `source_id` is each path relative to `root`."""
-        return self._wb.library_service.ingest_paths(paths, lens, root, progress, file_progress)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_paths(
+            paths, lens, root, progress, file_progress))
 
     def ingest_bytes(
         self,
@@ -96,7 +98,8 @@ class LibraryArea(_Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest in-memory files as `prefix/name`."""
-        return self._wb.library_service.ingest_bytes(items, lens, prefix, progress, file_progress)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_bytes(
+            items, lens, prefix, progress, file_progress))
 
     def ingest_documents(
         self,
@@ -109,8 +112,8 @@ class LibraryArea(_Area):
         """Ingest named documents under their exact source ids, with document metadata
         (`retry_failed=False`: content that already failed here is skipped, not parsed again).
         """
-        return self._wb.library_service.ingest_documents(
-            documents, lens, progress, file_progress, retry_failed)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_documents(
+            documents, lens, progress, file_progress, retry_failed))
 
     def ingest_uploads(
         self,
@@ -120,7 +123,19 @@ class LibraryArea(_Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest browser uploads (size limit, safe names, duplicates by content skipped)."""
-        return self._wb.library_service.ingest_uploads(items, lens, progress, file_progress)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_uploads(
+            items, lens, progress, file_progress))
+
+    def _graph_noted(self, run: Callable[[], IngestReport]) -> IngestReport:
+        """`run`'s report with the graph update it triggered (specs/002: "Context graph
+        updated: N relationships"), if any.
+        """
+        graphs = self._wb.graph_service
+        before = graphs.updates
+        report = run()
+        if graphs.updates != before and graphs.last_update:
+            report.graph = graph_update(graphs.last_update)
+        return report
 
     def stats(self) -> WorkspaceStats:
         """Counts per lens, chunk type and format, plus failed files."""
