@@ -687,14 +687,17 @@ class ContextGraph:
                     raise GraphError(f"graph files in {directory} disagree: a {etype} edge "
                                      f"points past the {n} nodes; rebuild it")
 
-    def to_networkx(self) -> Any:
-        """A networkx MultiGraph (one edge per type and pair, keyed by type)."""
+    def to_networkx(self, spec: bool = False) -> Any:
+        """A networkx MultiGraph (one edge per type and pair, keyed by type); `spec=True`:
+        specs/002's `nx.Graph`, one edge per pair whose type is the one the spec's
+        construction leaves there (`SPEC_PRIORITY`: the first type found wins).
+        """
         import networkx as nx
 
-        g = nx.MultiGraph()
+        g = nx.Graph() if spec else nx.MultiGraph()
         for node in self.nodes:
             g.add_node(node["id"], **{k: v for k, v in node.items() if k not in ("id", "group")})
-        for etype in EDGE_TYPES:
+        for etype in SPEC_PRIORITY if spec else EDGE_TYPES:
             a, b, s = self.edges[etype]
             for k, (x, y, w) in enumerate(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)):
                 attrs: dict[str, Any] = {"type": etype, "weight": w,
@@ -704,15 +707,22 @@ class ContextGraph:
                         set(self.nodes[x]["key_terms"]) & set(self.nodes[y]["key_terms"]))
                 elif etype == "TEMPORAL_OVERLAP":
                     attrs["shared_periods"] = sorted(set(self.periods[x]) & set(self.periods[y]))
-                g.add_edge(self.nodes[x]["id"], self.nodes[y]["id"], key=etype, **attrs)
+                u, v = self.nodes[x]["id"], self.nodes[y]["id"]
+                if not spec:
+                    g.add_edge(u, v, key=etype, **attrs)
+                elif not g.has_edge(u, v):
+                    g.add_edge(u, v, **attrs)
         return g
 
-    def export(self, path: str | Path, fmt: Literal["json", "graphml"] = "json") -> Path:
-        """Node-link JSON (specs/002's format, links under "links") or GraphML."""
+    def export(self, path: str | Path, fmt: Literal["json", "graphml"] = "json",
+               spec: bool = False) -> Path:
+        """Node-link JSON (specs/002's format, links under "links") or GraphML; `spec=True`
+        writes the spec's simple graph (one link per pair, see `to_networkx`).
+        """
         import networkx as nx
 
         path = Path(path)
-        g = self.to_networkx()
+        g = self.to_networkx(spec)
         if fmt == "json":
             data = nx.node_link_data(g, edges="links")
             path.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")

@@ -74,6 +74,10 @@ class _Area:
         self._wb = wb
 
 
+EXPORT_NAME = "context_graph"
+"""specs/002's file name of the exported graph (`context_graph.json`)."""
+
+
 class LibraryArea(_Area):
     """Documents in and out: ingest, uploads, listing, one document, delete, clear, counts."""
 
@@ -302,11 +306,16 @@ class GraphArea(_Area):
         """Chunk ids on a shortest path between two chunks (empty when unconnected)."""
         return self.current().shortest_path(a, b, edge_types)
 
-    def export(self, path: str | Path, fmt: str = "json") -> Path:
-        """Write the graph as node-link JSON or GraphML."""
+    def export(self, path: str | Path | None = None, fmt: str = "json",
+               spec: bool = False) -> Path:
+        """Write the graph as node-link JSON (specs/002's `context_graph.json`) or GraphML;
+        without `path`, to `<workspace>/context_graph.json` (or `.graphml`), where specs/002
+        keeps it. `spec=True`: the spec's simple graph, one link per pair of chunks.
+        """
         if fmt not in ("json", "graphml"):
             raise InvalidRequestError(f"unknown graph export format {fmt!r}; use json or graphml")
-        return self.current().export(path, "json" if fmt == "json" else "graphml")
+        target = path or self._wb.workspace / f"{EXPORT_NAME}.{fmt}"
+        return self.current().export(target, "json" if fmt == "json" else "graphml", spec)
 
     def contradictions(
         self, topic: str | None = None, chunk_ids: Sequence[str] | None = None,

@@ -49,3 +49,27 @@ def test_ingest_says_how_the_context_graph_changed(tmp_path, capsys):
     assert main(["ingest", str(second), "--lens", "roadmap", "--workspace", ws]) == 0
     assert "Context graph" not in capsys.readouterr().out
 
+
+def test_graph_export_writes_context_graph_json(tmp_path, capsys, monkeypatch):
+    ws = tmp_path / "ws"
+    wb = Workbench(ws)
+    wb.library.ingest([_write(tmp_path / "a", DOCS)], lens="roadmap")
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", "export", "--workspace", str(ws), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == "context_graph.json"
+    data = json.loads((tmp_path / "context_graph.json").read_text())
+    assert {"directed", "multigraph", "graph", "nodes", "links"} <= set(data)
+    assert data["multigraph"] and len(data["links"]) == wb.graph.stats().edges
+    node = data["nodes"][0]
+    assert {"id", "lens", "source_path", "source_name", "chunk_index", "token_count",
+            "content_preview", "key_terms", "time_references", "created_at"} <= set(node)
+    assert {"source", "target", "type", "weight", "created_at"} <= set(data["links"][0])
+    # --spec: the spec's nx.Graph, one link per pair
+    assert main(["graph", "export", "--spec", "-o", "spec.json", "--workspace", str(ws)]) == 0
+    spec = json.loads((tmp_path / "spec.json").read_text())
+    pairs = {frozenset((link["source"], link["target"])) for link in data["links"]}
+    assert not spec["multigraph"] and len(spec["links"]) == len(pairs)
+    # the facade: wb.graph.export() writes <workspace>/context_graph.json
+    written = wb.graph.export()
+    assert written == ws / "context_graph.json"
+    assert json.loads(written.read_text())["links"] == data["links"]
