@@ -47,6 +47,7 @@ from ragbench.models import (
     SearchFilters,
 )
 from ragbench.retrieval import MODES
+from ragbench.retrieval.retriever import fts_level_for
 from ragbench.workbench.results import (
     ArchiveBuild,
     ArchiveCheck,
@@ -233,14 +234,17 @@ class AnswersArea(_Area):
         save: bool = False,
         on_token: Callable[[str], None] | None = None,
         max_tokens: int | None = None,
+        fts_level: str | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources and references; `on_token`
         receives an LLM's text as it is written (the returned answer is the validated one);
-        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting).
+        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting);
+        `fts_level` (chunk or media, specs/003) overrides the setting for this answer.
         """
         try:
-            return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
-                                               on_token, max_tokens)
+            with fts_level_for(fts_level):
+                return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
+                                                   on_token, max_tokens)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 

@@ -124,3 +124,61 @@ def test_essay_suggest_fills_the_references_of_its_suggestions(wb):
     for ref in cite["references"]:
         assert ref["chunk_id"] in finance and 0.0 <= ref["relevance"] <= 1.0
         assert "not cited" in ref["description"]
+
+
+# --- specs/003: fts_level per request, chunk_type filters ----------------------------------
+
+@pytest.fixture
+def fts_levels(wb, monkeypatch) -> list[str]:
+    """The granularity of every full-text search the workspace runs."""
+    seen: list[str] = []
+    search = wb.catalog.fts_search
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("level", "?"))
+        return search(*args, **kwargs)
+    monkeypatch.setattr(wb.catalog, "fts_search", spy)
+    return seen
+
+
+QUESTION = "When is Tidepool generally available?"
+
+
+def test_ask_takes_fts_level_per_request(wb, http, fts_levels):
+    wb.answers.ask(QUESTION)
+    assert set(fts_levels) == {"chunk"}  # the setting
+    fts_levels.clear()
+    answer = wb.answers.ask(QUESTION, fts_level="media")
+    assert fts_levels and set(fts_levels) == {"media"} and answer.sources
+    fts_levels.clear()
+    wb.chats.ask(QUESTION, fts_level="media")
+    assert fts_levels and set(fts_levels) == {"media"}
+    fts_levels.clear()
+    reply = http.post("/v1/chat", json={"message": QUESTION, "fts_level": "media"})
+    assert reply.status_code == 200 and "September 2026" in reply.json()["response"]
+    assert fts_levels and set(fts_levels) == {"media"}
+    assert http.post("/v1/chat", json={"message": QUESTION,
+                                       "fts_level": "page"}).status_code == 422
+    fts_levels.clear()
+    mcp_call(wb, "ask", {"question": QUESTION, "fts_level": "media"})
+    assert fts_levels and set(fts_levels) == {"media"}
+    fts_levels.clear()
+    hits = http.post("/v1/search", json={"query": "Tidepool", "mode": "fts",
+                                         "fts_level": "media"}).json()
+    assert hits and fts_levels == ["media"]
+    fts_levels.clear()
+    assert mcp_call(wb, "search", {"query": "Tidepool", "mode": "fts", "fts_level": "media"})
+    assert fts_levels == ["media"]
+
+
+def test_http_and_mcp_search_filter_on_chunk_type(wb, http):
+    query = {"query": "Tidepool plan price", "mode": "hybrid"}
+    text = http.post("/v1/search", json={**query, "chunkTypes": ["text"]}).json()
+    assert text and {h["chunk_type"] for h in text} == {"text"}
+    assert http.post("/v1/search", json={**query, "chunkTypes": ["code"]}).json() == []
+    assert http.post("/v1/search", json={**query, "chunkTypes": ["slide"]}).status_code == 422
+    hits = mcp_call(wb, "search", {"query": query["query"], "chunk_types": ["text"]})
+    assert hits and {h["chunk_type"] for h in hits} == {"text"}
+    assert mcp_call(wb, "search", {"query": query["query"], "chunk_types": ["table"]}) == []
+    with pytest.raises(Exception, match=r"unknown chunk type\(s\) \['slide'\]"):
+        mcp_call(wb, "search", {"query": "x", "chunk_types": ["slide"]})
