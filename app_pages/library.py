@@ -9,7 +9,12 @@ import streamlit as st
 
 from app_pages.common import refresh_counts, workbench
 from ragbench.errors import RagbenchError
-from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS, ingest_summary, md_escape
+from ragbench.workbench.presentation import (
+    ACCEPTED_EXTENSIONS,
+    graph_update_line,
+    ingest_summary,
+    md_escape,
+)
 from ragbench.workbench.presentation import upload_safe_name as sanitize_name
 
 wb = workbench()
@@ -134,7 +139,8 @@ if last:
     t = last["totals"]
     stored = t["inserted"] + t["updated"] + t["reprocessed"]
     banner = st.success if not t["failed"] else st.warning if stored or t["skipped"] else st.error
-    banner(f"Last ingest: {ingest_summary(last)}")
+    graph_line = graph_update_line(last)  # specs/002: "Context graph updated: N ..."
+    banner(f"Last ingest: {ingest_summary(last)}" + (f"  \n{graph_line}" if graph_line else ""))
     st.table(report_table(last), hide_index=True)  # static: its text is in the page
 
 # --- documents -------------------------------------------------------------------------------

@@ -157,12 +157,26 @@ class FileResult(BaseModel):
     seconds: float = 0.0
 
 
+class GraphUpdate(BaseModel):
+    """How a change to the library changed the context graph (specs/002: "Context graph
+    updated: N relationships").
+    """
+
+    action: Literal["build", "update"] = Field(description="built from scratch or updated")
+    relationships: int = Field(description="typed edges in the graph now")
+    added: int = Field(description="edges made by this change")
+    removed: int = Field(description="edges dropped by this change")
+
+
 class IngestReport(BaseModel):
-    """All file results of one ingest call plus totals per status."""
+    """All file results of one ingest call plus totals per status, and the graph update it
+    triggered (None when it stored nothing or the update failed).
+    """
 
     files: list[FileResult]
     totals: dict[str, int]
     seconds: float
+    graph: GraphUpdate | None = None
 
 
 class RetrievalResult(BaseModel):

@@ -80,15 +80,19 @@ def export(
         "GraphML.")] = "json",
     output: Annotated[str | None, typer.Option(
         "--output", "-o", metavar="FILE", show_default=False,
-        help="File to write (default: graph.json or graph.graphml).")] = None,
+        help="File to write (default: context_graph.json or context_graph.graphml, "
+        "specs/002's name, in the current directory).")] = None,
+    spec: Annotated[bool, typer.Option(
+        "--spec", help="specs/002's simple graph: one link per pair of chunks (the type "
+        "its construction leaves there) instead of one per type and pair.")] = False,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
     """Write the graph as node-link JSON or GraphML."""
 
     def handle(wb: Workbench, out: Output) -> int:
-        written = wb.graph.export(output or f"graph.{fmt}", fmt)
-        out.emit({"path": str(written), "format": fmt}, f"wrote {written}")
+        written = wb.graph.export(output or f"context_graph.{fmt}", fmt, spec)
+        out.emit({"path": str(written), "format": fmt, "spec": spec}, f"wrote {written}")
         return 0
 
     return run(ctx, workspace, as_json, handle)

@@ -11,6 +11,7 @@ import typer
 from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.workbench import Workbench
+from ragbench.workbench.presentation import graph_update_line
 
 app = typer.Typer()
 PANEL = "Documents"
@@ -28,6 +29,9 @@ def _ingest_text(report: dict[str, Any]) -> str:
         f"{t['skipped']} skipped, {t['failed']} failed; {t['chunks']} chunks in "
         f"{report['seconds']:.1f}s"
     )
+    graph = graph_update_line(report)
+    if graph:
+        lines.append(graph)
     return "\n".join(lines)
 
 

@@ -112,8 +112,10 @@ def ask(
     doc: DocOption = None,
     source: SourceOption = None,
     fts_level: Annotated[str | None, typer.Option(
-        parser=choice(FTS_LEVELS), hidden=True,
-        help="Accepted for compatibility with `search`; answers use the fts_level setting."),
+        parser=choice(FTS_LEVELS), metavar="LEVEL", show_default=False,
+        rich_help_panel=RETRIEVAL,
+        help="Full-text granularity for this answer (specs/003): chunk text or whole "
+        "documents (media); default: the fts_level setting, chunk."),
     ] = None,
     llm: Annotated[str | None, typer.Option(
         parser=choice(LLM_BACKENDS), metavar="BACKEND", show_default=False,
@@ -159,11 +161,12 @@ def ask(
             response = wb.answers.regenerate(regenerate, llm=llm)
         elif chat:
             reply = wb.chats.ask(question or "", None if chat == "new" else chat, mode=mode,
-                                 top_k=top_k, filters=filters, llm=llm, on_token=live)
+                                 top_k=top_k, filters=filters, llm=llm, on_token=live,
+                                 fts_level=fts_level)
             response, conversation = reply.turn.response, reply.conversation_id
         else:
             response = wb.answers.ask(question or "", mode=mode, top_k=top_k, filters=filters,
-                                      llm=llm, save=save, on_token=live)
+                                      llm=llm, save=save, on_token=live, fts_level=fts_level)
         if streamed:
             print("\n", file=sys.stderr)
         lines = [response.answer, ""]

@@ -28,11 +28,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 import uuid
 import zipfile
 from collections import deque
 from collections.abc import Iterable, Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,6 +103,10 @@ class ContextGraph:
         self.periods: list[list[str]] = []
         self.edges: dict[str, gb.Pairs] = _edge_dict()
         self.kept: dict[str, gb.Pairs] = {t: gb.empty_pairs() for t in CAPPED}
+        self.edge_times: dict[str, np.ndarray] = {t: np.zeros(0) for t in EDGE_TYPES}
+        """Per edge type, when each edge was made (epoch seconds), aligned with `edges`."""
+        self.last_change = {"edges_added": 0, "edges_removed": 0}
+        """Edges made and dropped by the changes since it was last reset (build resets it)."""
         self.termer = KeyTermer(top_n=self.params.key_terms)
         self.changed_since_build = 0  # chunks added or removed since the last full build
         self._adjacency: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -126,7 +131,7 @@ class ContextGraph:
         for etype in CAPPED:
             cap = self.params.degree_cap
             self.kept[etype] = self._top_k(self._candidates(etype, None, keep=cap), cap)
-        self._derive_edges(n)
+        self._derive_edges(n, None)
         return self
 
     def add(self, nodes: Sequence[GraphNode], embeddings: np.ndarray) -> int:
@@ -145,7 +150,7 @@ class ContextGraph:
             mirrored = (j[old], i[old], s[old])  # (new-new pairs are already both ways)
             self.kept[etype] = self._top_k(gb.concat([self.kept[etype], (i, j, s), mirrored]),
                                         self.params.degree_cap)
-        self._derive_edges(len(self.nodes))
+        self._derive_edges(len(self.nodes), np.arange(start))
         return len(fresh)
 
     def remove(self, ids: Iterable[str]) -> int:
@@ -180,7 +185,7 @@ class ContextGraph:
                 fresh = self._candidates(etype, rows, keep=self.params.degree_cap)
                 self.kept[etype] = self._top_k(gb.concat([(i[keep], j[keep], s[keep]), fresh]),
                                             self.params.degree_cap)
-        self._derive_edges(len(self.nodes))
+        self._derive_edges(len(self.nodes), mapping)
         return len(gone)
 
     def _append(self, nodes: Sequence[GraphNode], embeddings: np.ndarray) -> None:
@@ -277,8 +282,11 @@ class ContextGraph:
                 gb.window_pairs(lens_ids, rank, max(cap - 1, 0), sizes_at_most=cap), n),
         }
 
-    def _derive_edges(self, n: int) -> None:
-        """Edges of every type from the kept lists and the group structure."""
+    def _derive_edges(self, n: int, mapping: np.ndarray | None) -> None:
+        """Edges of every type from the kept lists and the group structure; `mapping` takes
+        the previous edges' rows to the new rows (-1: removed) to keep their `created_at`.
+        """
+        before = (self.edges, self.edge_times)
         edges = self._group_edges(spec=False)
         for etype in CAPPED:
             a, b, s = gb.mutual(self.kept[etype], n)
@@ -289,6 +297,64 @@ class ContextGraph:
             edges[etype] = (a, b, s)
         self.edges = edges
         self._adjacency = None
+        self._stamp(*before, mapping)
+
+    def _stamp(self, old_edges: dict[str, gb.Pairs], old_times: dict[str, np.ndarray],
+               mapping: np.ndarray | None) -> None:
+        """`created_at` of every edge: kept from the edge of the same type and pair in
+        `old_edges` (rows through `mapping`, old row -> new row or -1), else now; the edges
+        made and dropped are added to `last_change`.
+        """
+        now, n = time.time(), max(len(self.nodes), 1)
+        for etype in EDGE_TYPES:
+            a, b, _ = self.edges[etype]
+            stamps = np.full(len(a), now)
+            oa, ob, _ = old_edges.get(etype, gb.empty_pairs())
+            ot = old_times.get(etype, np.zeros(0))
+            if len(ot) != len(oa):
+                ot = np.full(len(oa), now)
+            if mapping is None:
+                oa = ob = np.zeros(0, np.int64)
+            elif len(oa):
+                oa, ob = mapping[oa], mapping[ob]
+                alive = (oa >= 0) & (ob >= 0)
+                self.last_change["edges_removed"] += int((~alive).sum())
+                oa, ob, ot = oa[alive], ob[alive], ot[alive]
+            hits = 0
+            if len(oa) and len(a):
+                old_key = np.minimum(oa, ob) * n + np.maximum(oa, ob)
+                new_key = np.minimum(a, b) * n + np.maximum(a, b)
+                order = np.argsort(old_key, kind="stable")
+                pos = np.minimum(np.searchsorted(old_key[order], new_key), len(order) - 1)
+                hit = old_key[order][pos] == new_key
+                stamps[hit] = ot[order[pos[hit]]]
+                hits = int(hit.sum())
+            self.last_change["edges_added"] += len(a) - hits
+            self.last_change["edges_removed"] += len(oa) - hits
+            self.edge_times[etype] = stamps
+
+    def snapshot(self) -> tuple[list[str], dict[str, gb.Pairs], dict[str, np.ndarray]]:
+        """Node ids, edges and their times as they are now (for `inherit`)."""
+        return ([node["id"] for node in self.nodes], dict(self.edges), dict(self.edge_times))
+
+    def inherit(self, before: tuple[list[str], dict[str, gb.Pairs], dict[str, np.ndarray]],
+                ) -> dict[str, int]:
+        """Compare with a `snapshot` of this or another graph of the same chunks: edges found
+        there keep their `created_at`; returns (and sets `last_change` to) the edges made and
+        dropped since.
+        """
+        ids, edges, times = before
+        mapping = np.array([self.index.get(i, -1) for i in ids], np.int64)
+        self.last_change = {"edges_added": 0, "edges_removed": 0}
+        self._stamp(edges, times, mapping)
+        return dict(self.last_change)
+
+    def edge_created_at(self, etype: str, k: int) -> str | None:
+        """When edge `k` of a type was made, as ISO 8601 UTC (None when unknown)."""
+        stamp = float(self.edge_times[etype][k])
+        if not np.isfinite(stamp) or stamp <= 0:
+            return None
+        return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _build_spec(self) -> None:
         """specs/002 exactly: every pair, one edge per pair, type by the spec's order."""
@@ -320,6 +386,7 @@ class ContextGraph:
             offset += len(a)
             self.edges[etype] = (a[keep], b[keep], s[keep])
         self._adjacency = None
+        self._stamp({}, {}, None)
 
     # --- queries -------------------------------------------------------------------------------
 
@@ -547,6 +614,7 @@ class ContextGraph:
         for etype in EDGE_TYPES:
             for name, arr in zip("abs", self.edges[etype], strict=True):
                 arrays[f"edge_{etype}_{name}"] = arr
+            arrays[f"edge_{etype}_t"] = self.edge_times[etype]
         for etype in CAPPED:
             for name, arr in zip("ijs", self.kept[etype], strict=True):
                 arrays[f"kept_{etype}_{name}"] = arr
@@ -591,6 +659,11 @@ class ContextGraph:
                 for etype in EDGE_TYPES:
                     a, b, s = (data[f"edge_{etype}_{x}"] for x in "abs")
                     graph.edges[etype] = (a, b, s)
+                    # graphs saved before edges had times: when the file was written
+                    stamps = (data[f"edge_{etype}_t"] if f"edge_{etype}_t" in data.files
+                              else np.full(len(a), arr_path.stat().st_mtime))
+                    graph.edge_times[etype] = (stamps if len(stamps) == len(a)
+                                               else np.full(len(a), np.nan))
                 for etype in CAPPED:
                     i, j, s = (data[f"kept_{etype}_{x}"] for x in "ijs")
                     graph.kept[etype] = (i, j, s)
@@ -614,31 +687,42 @@ class ContextGraph:
                     raise GraphError(f"graph files in {directory} disagree: a {etype} edge "
                                      f"points past the {n} nodes; rebuild it")
 
-    def to_networkx(self) -> Any:
-        """A networkx MultiGraph (one edge per type and pair, keyed by type)."""
+    def to_networkx(self, spec: bool = False) -> Any:
+        """A networkx MultiGraph (one edge per type and pair, keyed by type); `spec=True`:
+        specs/002's `nx.Graph`, one edge per pair whose type is the one the spec's
+        construction leaves there (`SPEC_PRIORITY`: the first type found wins).
+        """
         import networkx as nx
 
-        g = nx.MultiGraph()
+        g = nx.Graph() if spec else nx.MultiGraph()
         for node in self.nodes:
             g.add_node(node["id"], **{k: v for k, v in node.items() if k not in ("id", "group")})
-        for etype in EDGE_TYPES:
+        for etype in SPEC_PRIORITY if spec else EDGE_TYPES:
             a, b, s = self.edges[etype]
-            for x, y, w in zip(a.tolist(), b.tolist(), s.tolist(), strict=True):
-                attrs: dict[str, Any] = {"type": etype, "weight": w}
+            for k, (x, y, w) in enumerate(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)):
+                attrs: dict[str, Any] = {"type": etype, "weight": w,
+                                         "created_at": self.edge_created_at(etype, k)}
                 if etype == "TOPIC_OVERLAP":
                     attrs["shared_terms"] = sorted(
                         set(self.nodes[x]["key_terms"]) & set(self.nodes[y]["key_terms"]))
                 elif etype == "TEMPORAL_OVERLAP":
                     attrs["shared_periods"] = sorted(set(self.periods[x]) & set(self.periods[y]))
-                g.add_edge(self.nodes[x]["id"], self.nodes[y]["id"], key=etype, **attrs)
+                u, v = self.nodes[x]["id"], self.nodes[y]["id"]
+                if not spec:
+                    g.add_edge(u, v, key=etype, **attrs)
+                elif not g.has_edge(u, v):
+                    g.add_edge(u, v, **attrs)
         return g
 
-    def export(self, path: str | Path, fmt: Literal["json", "graphml"] = "json") -> Path:
-        """Node-link JSON (specs/002's format, links under "links") or GraphML."""
+    def export(self, path: str | Path, fmt: Literal["json", "graphml"] = "json",
+               spec: bool = False) -> Path:
+        """Node-link JSON (specs/002's format, links under "links") or GraphML; `spec=True`
+        writes the spec's simple graph (one link per pair, see `to_networkx`).
+        """
         import networkx as nx
 
         path = Path(path)
-        g = self.to_networkx()
+        g = self.to_networkx(spec)
         if fmt == "json":
             data = nx.node_link_data(g, edges="links")
             path.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
@@ -647,6 +731,7 @@ class ContextGraph:
             for key in ("key_terms", "time_references"):
                 attrs[key] = "; ".join(attrs.get(key) or [])
         for _, _, attrs in g.edges(data=True):
+            attrs["created_at"] = attrs.get("created_at") or ""  # GraphML has no null
             for key in ("shared_terms", "shared_periods"):
                 if key in attrs:
                     attrs[key] = "; ".join(attrs[key])

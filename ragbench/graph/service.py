@@ -24,6 +24,7 @@ import numpy as np
 
 from ragbench.config import Settings
 from ragbench.graph.model import GRAPH_DIR, ContextGraph, GraphError, GraphNode, GraphParams
+from ragbench.models import GraphUpdate
 from ragbench.store.catalog import Catalog
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class GraphService:
         self.params = params_from(settings)
         self._graph: ContextGraph | None = None
         self.last_update: dict[str, Any] = {}
+        self.updates = 0
+        """Saves made by this service (a caller compares it before and after a change)."""
         self._lock = threading.RLock()  # the app shares one Workbench between sessions
         self._synced = ""  # catalog fingerprint at the last comparison with the graph
 
@@ -85,7 +88,8 @@ class GraphService:
         started = time.perf_counter()
         if graph is None:
             graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
-            self._save(graph, {"action": "build", "added": len(graph), "removed": 0}, started)
+            self._save(graph, {"action": "build", "added": len(graph), "removed": 0,
+                               **graph.last_change}, started)
         else:
             have = set(graph.index)
             added, removed = sorted(stored - have), sorted(have - stored)
@@ -93,18 +97,22 @@ class GraphService:
             if (added or removed) and changed > REBUILD_FRACTION * max(len(stored), 1):
                 # key terms were ranked against a corpus that has since changed a lot: a full
                 # build re-ranks them all, so the graph is the one `graph build` makes
+                before = graph.snapshot()
                 graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
+                edges = graph.inherit(before)  # edges it had keep their created_at
                 self._save(graph, {"action": "build", "added": len(added),
-                                   "removed": len(removed)}, started)
+                                   "removed": len(removed), **edges}, started)
             elif added or removed:
                 if progress:
                     progress("graph", 0, 1)
+                before = graph.snapshot()
                 graph.remove(removed)
                 nodes, emb = self._nodes(added)
                 graph.add(nodes, emb)
+                edges = graph.inherit(before)  # counted once over both steps
                 graph.changed_since_build = changed
                 self._save(graph, {"action": "update", "added": len(added),
-                                   "removed": len(removed)}, started)
+                                   "removed": len(removed), **edges}, started)
         if progress:
             progress("graph", 1, 1)
         self._graph = graph
@@ -128,6 +136,8 @@ class GraphService:
 
     def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
         graph.save(self.directory)
+        what["edges"] = graph.edge_count()
+        self.updates += 1
         what["seconds"] = round(time.perf_counter() - started, 3)
         self.last_update = what
         (self.directory / "last_update.json").write_text(json.dumps(what), encoding="utf-8")
@@ -148,6 +158,13 @@ class GraphService:
                 doc_date=meta.get("date") if isinstance(meta.get("date"), str) else None,
             ))
         return nodes, vectors
+
+
+def graph_update(last_update: dict[str, Any]) -> GraphUpdate:
+    """`GraphService.last_update` as the `GraphUpdate` of an ingest report."""
+    return GraphUpdate(action=last_update["action"], relationships=last_update["edges"],
+                       added=last_update.get("edges_added", 0),
+                       removed=last_update.get("edges_removed", 0))
 
 
 def graph_dir(workspace: str | Path) -> Path:

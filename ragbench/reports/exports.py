@@ -104,15 +104,21 @@ def to_markdown(report: Report, link_base: str = "") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def essay_part(part: ReportPart) -> dict[str, Any]:
+    """One part in the specs/000 shape: mood, header, text (with [C:chunk_id] citations, the
+    ids its references name) and references.
+    """
+    return {"mood": part.mood, "header": part.header,
+            "text": part.current.text_with_ids if part.current else "",
+            "references": [r.model_dump() for r in part.references]}
+
+
 def to_essay(report: Report) -> dict[str, Any]:
     """The specs/000 essay shape: parts with mood, header, text and references."""
     return {
         "title": report.title, "template": report.template,
         "brief": report.brief.model_dump(), "lenses": report.lenses,
-        "parts": [{"mood": p.mood, "header": p.header,
-                   "text": p.current.text_with_ids if p.current else "",
-                   "references": [r.model_dump() for r in p.references]}
-                  for p in report.parts],
+        "parts": [essay_part(p) for p in report.parts],
     }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from ragbench.answer.answerer import Source
 from ragbench.answer.references import Reference
@@ -100,11 +100,18 @@ class ReportPart(BaseModel):
         """Whether the part has been generated."""
         return self.current is not None
 
+    # computed fields: serialised at the part's top level, so a part on the wire (HTTP, MCP)
+    # is specs/000's {mood, header, text, references}; `current` still carries them too
+    @computed_field(  # type: ignore[prop-decorator]
+        description="the current text with [n] citations ('' before generation)")
     @property
     def text(self) -> str:
         """The current text with [n] citations ('' before generation)."""
         return self.current.text if self.current else ""
 
+    @computed_field(  # type: ignore[prop-decorator]
+        description="the current references (specs/000: chunk_id, description, relevance "
+                    "0-1); empty before generation")
     @property
     def references(self) -> list[Reference]:
         """The current references (empty before generation)."""

@@ -30,6 +30,7 @@ from ragbench.reports.generator import PartGenerator, PartTask, TokenCallback
 from ragbench.reports.models import (
     LensCoverage,
     PartVersion,
+    Reference,
     Report,
     ReportBrief,
     ReportCoverage,
@@ -349,6 +350,7 @@ class ReportService:
                 out.append(Suggestion(
                     kind="cite_lens", lens=lens.lens,
                     part_id=target.part_id if target else None,
+                    references=_offered_references(target, lens.lens),
                     text=f"No part cites the {lens.lens} lens" + (
                         f"; part {target.position} “{target.header}” was offered its passages "
                         "- tune it to use them" if target else "; add a part about it")))
@@ -368,6 +370,7 @@ class ReportService:
                 if cited_both < 2:
                     out.append(Suggestion(
                         kind="disagreement", part_id=p.part_id,
+                        references=_finding_references(f),
                         text=f"Sources disagree on “{f.title or f.topic}” ({f.type}: {f.note}); "
                         "the report does not state both sides."))
         return out
@@ -381,6 +384,32 @@ class ReportService:
                                          f"\n\n{body}"}],
             max_tokens=400, json_mode=True)
         return parse_suggestions(reply.text, report)
+
+
+def _offered_references(part: ReportPart | None, lens: str) -> list[Reference]:
+    """specs/000 references of a cite_lens suggestion: the lens's passages the part was
+    offered and did not cite (relevance: their retrieval score, clamped to 0-1).
+    """
+    if part is None or part.current is None:
+        return []
+    return [Reference(chunk_id=s.id, relevance=round(min(max(s.score or 0.0, 0.0), 1.0), 3),
+                      description=f"{lens} passage offered to part {part.position} "
+                                  f"“{part.header}”, not cited")
+            for s in part.current.sources if s.lens == lens and not s.cited and s.id]
+
+
+def _finding_references(finding: Finding) -> list[Reference]:
+    """specs/000 references of a disagreement suggestion: each side's chunk and its span."""
+    refs: dict[str, Reference] = {}
+    for side in finding.chunks:
+        cid = str(side.get("chunk_id") or "")
+        if cid and cid not in refs:
+            span = " ".join(str(side.get("span") or "").split())
+            span = span if len(span) <= 90 else span[:87] + "..."
+            refs[cid] = Reference(chunk_id=cid, relevance=1.0,
+                                  description=f'one side of the {finding.type} disagreement: '
+                                              f'"{span}"')
+    return list(refs.values())
 
 
 def parse_suggestions(raw: str, report: Report) -> list[Suggestion]:

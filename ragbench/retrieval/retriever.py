@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -107,6 +109,24 @@ def ranked(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
+FTS_LEVELS = ("chunk", "media")
+_FTS_LEVEL: ContextVar[str | None] = ContextVar("ragbench_fts_level", default=None)
+
+
+@contextmanager
+def fts_level_for(level: str | None) -> Iterator[None]:
+    """Within the block (this thread or task), searches that name no `fts_level` use `level`:
+    specs/003's per-request override for callers that search several times (an answer).
+    """
+    if level is not None and level not in FTS_LEVELS:
+        raise RetrievalError(f"unknown fts_level {level!r}; choose 'chunk' or 'media'")
+    token = _FTS_LEVEL.set(level)
+    try:
+        yield
+    finally:
+        _FTS_LEVEL.reset(token)
+
+
 class Retriever:
     """Runs any mode with filters against one workspace's catalog and vectors."""
 
@@ -135,10 +155,10 @@ class Retriever:
         """Ranked chunks for `query` (see the module docstring for the modes)."""
         mode = mode or self.settings.search_mode
         k = top_k or self.settings.top_k
-        level = fts_level or self.settings.fts_level
+        level = fts_level or _FTS_LEVEL.get() or self.settings.fts_level
         if mode not in MODES:
             raise RetrievalError(f"unknown search mode {mode!r}; choose one of {MODES}")
-        if level not in ("chunk", "media"):
+        if level not in FTS_LEVELS:
             raise RetrievalError(f"unknown fts_level {level!r}; choose 'chunk' or 'media'")
         if not query.strip():
             raise RetrievalError("the query is empty")

@@ -38,7 +38,13 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from ragbench.errors import InvalidRequestError, RagbenchError
-from ragbench.models import DocumentRecord, IngestReport, RetrievalResult, SearchFilters
+from ragbench.models import (
+    ChunkType,
+    DocumentRecord,
+    IngestReport,
+    RetrievalResult,
+    SearchFilters,
+)
 from ragbench.service import errors
 from ragbench.service.guards import BodyLimit, CrossSiteGuard, HostGuard, is_loopback
 from ragbench.service.schemas import (
@@ -126,8 +132,11 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
     writes = threading.Lock()
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
 
-    def filters_of(lenses: list[str] | None) -> SearchFilters | None:
-        return SearchFilters(lenses=lenses) if lenses else None
+    def filters_of(lenses: list[str] | None,
+                   chunk_types: list[ChunkType] | None = None) -> SearchFilters | None:
+        if not lenses and not chunk_types:
+            return None
+        return SearchFilters(lenses=lenses or None, chunk_types=chunk_types or None)
 
     @app.get("/health", response_model=Health, tags=["service"])
     def health() -> Health:
@@ -153,7 +162,8 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
         if not request.message.strip():
             raise InvalidRequestError("the message is empty")
         reply = wb.chats.ask(request.message, request.conversationId, request.mode,
-                             request.topK, filters_of(request.lenses), request.llm)
+                             request.topK, filters_of(request.lenses), request.llm,
+                             fts_level=request.fts_level)
         history = []
         for turn in wb.chats.get(reply.conversation_id).history[:-1]:
             history += [HistoryItem(role="user", content=turn.response.question),
@@ -257,7 +267,8 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
     def search(request: SearchRequest) -> list[RetrievalResult]:
         """Ranked chunks with scores, offsets and archive links."""
         return wb.search.query(request.query, request.mode, request.topK,
-                               filters=filters_of(request.lenses))
+                               filters=filters_of(request.lenses, request.chunkTypes),
+                               fts_level=request.fts_level)
 
     @v1.get("/chunks/{chunk_id}", response_model=CitationTarget, tags=["search"])
     def chunk(chunk_id: str) -> CitationTarget:

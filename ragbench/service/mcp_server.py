@@ -4,8 +4,11 @@ Tools return JSON text. specs/000 names its essay tools `essay_complete_part`,
 `essay_tune_part` and `essay_suggest`; here a report is ragbench's essay, so they are
 `report_complete_part`, `report_tune_part` and `report_suggest` (same arguments: the report,
 the part, an instruction), and every part they return carries its `references`
-(`{chunk_id, description, relevance}`). A failing call returns an MCP error result whose text
-is the one-line ragbench error (unknown id, empty question...), never a traceback.
+(`{chunk_id, description, relevance}`) at its top level beside `current`. The spec's names are
+registered too (`SPEC_NAMES`) and reply in its shape: a part is `{mood, header, text,
+references}`, suggestions carry their references. A failing call returns an MCP error
+result whose text is the one-line ragbench error (unknown id, empty question...), never a
+traceback.
 
 Resources: `ragbench://documents` (the document list) and `ragbench://chunks/{chunk_id}`.
 
@@ -28,7 +31,7 @@ from ragbench.errors import RagbenchError
 from ragbench.models import SearchFilters
 from ragbench.service.schemas import question_too_long
 from ragbench.workbench import Workbench
-from ragbench.workbench.presentation import ReportBrief
+from ragbench.workbench.presentation import CHUNK_TYPES, ReportBrief, essay_part
 
 SPEC_NAMES = {"report_complete_part": "essay_complete_part",
               "report_tune_part": "essay_tune_part", "report_suggest": "essay_suggest"}
@@ -66,8 +69,16 @@ def _check_length(text: str, what: str) -> None:
         raise ToolFailure(f"InvalidRequestError: {reason}")
 
 
-def _filters(lenses: list[str] | None) -> SearchFilters | None:
-    return SearchFilters(lenses=lenses) if lenses else None
+def _filters(lenses: list[str] | None,
+             chunk_types: list[str] | None = None) -> SearchFilters | None:
+    if not lenses and not chunk_types:
+        return None
+    unknown = sorted(set(chunk_types or []) - set(CHUNK_TYPES))
+    if unknown:
+        raise ToolFailure(f"InvalidRequestError: unknown chunk type(s) {unknown}; choose from "
+                          f"{', '.join(CHUNK_TYPES)}")
+    return SearchFilters(lenses=lenses or None,
+                         chunk_types=chunk_types or None)
 
 
 def create_mcp(wb: Workbench) -> MCPServer:
@@ -87,26 +98,32 @@ def create_mcp(wb: Workbench) -> MCPServer:
 
     @server.tool()
     def search(query: str, mode: str | None = None, top_k: int = 10,
-               lenses: list[str] | None = None) -> str:
+               lenses: list[str] | None = None, chunk_types: list[str] | None = None,
+               fts_level: str | None = None) -> str:
         """Ranked chunks for a query (modes: fts, vector, hybrid, balanced, graph), each with
-        chunk_id, doc_id, text, score, lens and archive links.
+        chunk_id, doc_id, text, score, lens, chunk_type and archive links. `chunk_types`
+        keeps only those types (text, heading, list, table, code, media); `fts_level`
+        searches chunk text or whole documents (media) for this call (specs/003).
         """
         if not query.strip():
             raise ToolFailure("InvalidRequestError: the query is empty")
         _check_length(query, "the query")
-        return call(wb.search.query, query, mode, top_k, filters=_filters(lenses))
+        return call(wb.search.query, query, mode, top_k,
+                    filters=_filters(lenses, chunk_types), fts_level=fts_level)
 
     @server.tool()
     def ask(question: str, conversation_id: str | None = None, mode: str | None = None,
-            lenses: list[str] | None = None) -> str:
+            lenses: list[str] | None = None, fts_level: str | None = None) -> str:
         """A grounded answer with validated citations ([n] in `answer`, [C:chunk_id] in
         `answer_with_ids`), sources (id, documentId, chunkIndex), references and
         contradictions; pass `conversation_id` from an earlier answer to ask a follow-up.
+        `fts_level` (chunk or media, specs/003) overrides the setting for this answer.
         """
         _check_length(question, "the question")
 
         def run() -> dict[str, Any]:
-            reply = wb.chats.ask(question, conversation_id, mode, filters=_filters(lenses))
+            reply = wb.chats.ask(question, conversation_id, mode, filters=_filters(lenses),
+                                 fts_level=fts_level)
             return {"conversation_id": reply.conversation_id,
                     **reply.turn.response.model_dump(mode="json")}
         return call(run)
@@ -159,6 +176,32 @@ def create_mcp(wb: Workbench) -> MCPServer:
     def report_suggest(report_id: str) -> str:
         """specs/000 essay_suggest: proposed changes to a report (unwritten parts, uncited
         lenses, unstated disagreements).
+        """
+        return call(wb.reports.suggest, report_id)
+
+    # specs/000's names of the three tools, replying in its shape: a part is
+    # {mood, header, text, references} (text with [C:chunk_id] citations, as in the essay
+    # export); suggestions carry the references they are about
+    @server.tool()
+    def essay_complete_part(report_id: str, part_id: str) -> str:
+        """specs/000 name of report_complete_part: write a part (again) and reply
+        {mood, header, text, references}; its references are replaced, the old version kept.
+        """
+        return call(lambda: essay_part(wb.reports.complete_part(report_id, part_id)))
+
+    @server.tool()
+    def essay_tune_part(report_id: str, part_id: str, instruction: str) -> str:
+        """specs/000 name of report_tune_part: rewrite a part following an instruction and
+        reply {mood, header, text, references}.
+        """
+        if not instruction.strip():
+            raise ToolFailure("InvalidRequestError: the instruction is empty")
+        return call(lambda: essay_part(wb.reports.tune_part(report_id, part_id, instruction)))
+
+    @server.tool()
+    def essay_suggest(report_id: str) -> str:
+        """specs/000 name of report_suggest: proposed changes, each with the references
+        (chunk_id, description, relevance) of the passages it is about.
         """
         return call(wb.reports.suggest, report_id)
 

@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragbench.workbench.presentation import ChatResponse, Source
 
+FtsLevel = Literal["chunk", "media"]
+ChunkTypeName = Literal["text", "heading", "list", "table", "code", "media"]
+
 MAX_QUESTION_CHARS = 8000
 """Longest question or search query the HTTP API and the MCP tools accept, in characters."""
 
@@ -39,6 +42,9 @@ class ChatRequest(BaseModel):
     lenses: list[str] | None = Field(None, description="only these lenses")
     llm: Literal["extractive", "openai"] | None = Field(
         None, description="answer backend; default: the setting")
+    fts_level: FtsLevel | None = Field(
+        None, description="specs/003: full-text search over chunk text or whole documents "
+                          "(media) for this request; default: the fts_level setting")
 
 
 class HistoryItem(BaseModel):
@@ -149,6 +155,11 @@ class SearchRequest(BaseModel):
     mode: str | None = None
     topK: int | None = Field(None, ge=1, le=1000)  # noqa: N815
     lenses: list[str] | None = None
+    chunkTypes: list[ChunkTypeName] | None = Field(  # noqa: N815
+        None, description="specs/003 chunk_type filter: only chunks of these types")
+    fts_level: FtsLevel | None = Field(
+        None, description="specs/003: full-text search over chunk text or whole documents "
+                          "(media) for this request; default: the fts_level setting")
 
 
 class ReportCreateRequest(BaseModel):

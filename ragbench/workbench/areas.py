@@ -24,6 +24,7 @@ from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
 from ragbench.errors import InvalidRequestError, LLMError
 from ragbench.graph import ContextGraph
+from ragbench.graph.service import graph_update
 from ragbench.ingest import Progress
 from ragbench.ingest.library import FileProgress
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, version_table
@@ -46,6 +47,7 @@ from ragbench.models import (
     SearchFilters,
 )
 from ragbench.retrieval import MODES
+from ragbench.retrieval.retriever import fts_level_for
 from ragbench.workbench.results import (
     ArchiveBuild,
     ArchiveCheck,
@@ -73,6 +75,10 @@ class _Area:
         self._wb = wb
 
 
+EXPORT_NAME = "context_graph"
+"""specs/002's file name of the exported graph (`context_graph.json`)."""
+
+
 class LibraryArea(_Area):
     """Documents in and out: ingest, uploads, listing, one document, delete, clear, counts."""
 
@@ -85,7 +91,8 @@ class LibraryArea(_Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest files and folders; `source_id` is each path relative to `root`."""
-        return self._wb.library_service.ingest_paths(paths, lens, root, progress, file_progress)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_paths(
+            paths, lens, root, progress, file_progress))
 
     def ingest_bytes(
         self,
@@ -96,7 +103,8 @@ class LibraryArea(_Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest in-memory files as `prefix/name`."""
-        return self._wb.library_service.ingest_bytes(items, lens, prefix, progress, file_progress)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_bytes(
+            items, lens, prefix, progress, file_progress))
 
     def ingest_documents(
         self,
@@ -109,8 +117,8 @@ class LibraryArea(_Area):
         """Ingest named documents under their exact source ids, with document metadata
         (`retry_failed=False`: content that already failed here is skipped, not parsed again).
         """
-        return self._wb.library_service.ingest_documents(
-            documents, lens, progress, file_progress, retry_failed)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_documents(
+            documents, lens, progress, file_progress, retry_failed))
 
     def ingest_uploads(
         self,
@@ -120,7 +128,19 @@ class LibraryArea(_Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest browser uploads (size limit, safe names, duplicates by content skipped)."""
-        return self._wb.library_service.ingest_uploads(items, lens, progress, file_progress)
+        return self._graph_noted(lambda: self._wb.library_service.ingest_uploads(
+            items, lens, progress, file_progress))
+
+    def _graph_noted(self, run: Callable[[], IngestReport]) -> IngestReport:
+        """`run`'s report with the graph update it triggered (specs/002: "Context graph
+        updated: N relationships"), if any.
+        """
+        graphs = self._wb.graph_service
+        before = graphs.updates
+        report = run()
+        if graphs.updates != before and graphs.last_update:
+            report.graph = graph_update(graphs.last_update)
+        return report
 
     def stats(self) -> WorkspaceStats:
         """Counts per lens, chunk type and format, plus failed files."""
@@ -214,14 +234,17 @@ class AnswersArea(_Area):
         save: bool = False,
         on_token: Callable[[str], None] | None = None,
         max_tokens: int | None = None,
+        fts_level: str | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources and references; `on_token`
         receives an LLM's text as it is written (the returned answer is the validated one);
-        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting).
+        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting);
+        `fts_level` (chunk or media, specs/003) overrides the setting for this answer.
         """
         try:
-            return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
-                                               on_token, max_tokens)
+            with fts_level_for(fts_level):
+                return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
+                                                   on_token, max_tokens)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 
@@ -287,11 +310,16 @@ class GraphArea(_Area):
         """Chunk ids on a shortest path between two chunks (empty when unconnected)."""
         return self.current().shortest_path(a, b, edge_types)
 
-    def export(self, path: str | Path, fmt: str = "json") -> Path:
-        """Write the graph as node-link JSON or GraphML."""
+    def export(self, path: str | Path | None = None, fmt: str = "json",
+               spec: bool = False) -> Path:
+        """Write the graph as node-link JSON (specs/002's `context_graph.json`) or GraphML;
+        without `path`, to `<workspace>/context_graph.json` (or `.graphml`), where specs/002
+        keeps it. `spec=True`: the spec's simple graph, one link per pair of chunks.
+        """
         if fmt not in ("json", "graphml"):
             raise InvalidRequestError(f"unknown graph export format {fmt!r}; use json or graphml")
-        return self.current().export(path, "json" if fmt == "json" else "graphml")
+        target = path or self._wb.workspace / f"{EXPORT_NAME}.{fmt}"
+        return self.current().export(target, "json" if fmt == "json" else "graphml", spec)
 
     def contradictions(
         self, topic: str | None = None, chunk_ids: Sequence[str] | None = None,

@@ -45,14 +45,17 @@ class ChatsArea:
         filters: SearchFilters | None = None,
         llm: str | None = None,
         on_token: Callable[[str], None] | None = None,
+        fts_level: str | None = None,
     ) -> ChatReply:
         """Answer `question` in a conversation (a new one, titled by the question, when
-        `conversation_id` is None) and store the turn.
+        `conversation_id` is None) and store the turn; `fts_level` (chunk or media,
+        specs/003) overrides the setting for this answer.
         """
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         earlier = self.store.questions(conversation_id) if conversation_id else []
-        response = self.answer(question, earlier, mode, top_k, filters, llm, on_token)
+        response = self.answer(question, earlier, mode, top_k, filters, llm, on_token,
+                               fts_level=fts_level)
         query = response.retrieval_question or question
         answer_id = self._wb.answers.save(response)
         if conversation_id is None:  # created once there is an answer to keep
@@ -73,6 +76,7 @@ class ChatsArea:
         llm: str | None = None,
         on_token: Callable[[str], None] | None = None,
         max_tokens: int | None = None,
+        fts_level: str | None = None,
     ) -> ChatResponse:
         """Answer `question` after the `earlier` questions (oldest first) without storing
         anything: a follow-up is retrieved together with the previous question (stateless
@@ -81,7 +85,7 @@ class ChatsArea:
         """
         query = retrieval_question(question, earlier)
         response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token,
-                                        max_tokens=max_tokens)
+                                        max_tokens=max_tokens, fts_level=fts_level)
         response.question = question
         response.retrieval_question = query if query != question else None
         return response

@@ -35,6 +35,7 @@ from ragbench.reports import (
     Suggestion,
     TemplateInfo,
 )
+from ragbench.reports.exports import essay_part
 from ragbench.retrieval import MODES
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
     "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
     "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name",
-    "md_escape", "view_html", "upload_safe_name",
+    "md_escape", "view_html", "upload_safe_name", "essay_part", "graph_update_line",
 ]
 
 DEFAULT_EDGE_TYPES = ("SIMILAR_TO", "TOPIC_OVERLAP")
@@ -336,6 +337,18 @@ def ingest_summary(report: dict[str, Any]) -> str:
                f"reprocessed · {t['skipped']} skipped · {t['failed']} failed · "
                f"{t['chunks']} chunks")
     return f"{head}: {outcome} in {report['seconds']:.1f} s"
+
+
+def graph_update_line(report: dict[str, Any]) -> str | None:
+    """specs/002's line after an ingest that changed the context graph ("Context graph
+    updated: N relationships"), with the edges this ingest made and dropped; None when the
+    ingest did not touch the graph.
+    """
+    graph = report.get("graph")
+    if not graph:
+        return None
+    return (f"Context graph updated: {graph['relationships']:,} relationships "
+            f"({graph['added']:,} new, {graph['removed']:,} removed)")
 
 
 _LABEL_MARKUP = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|^\s*#{1,6}\s+|\|")

@@ -231,3 +231,7 @@ def test_library_summary_names_attachments(tmp_path, monkeypatch):
     (banner,) = at.success
     assert banner.value.startswith(
         "Last ingest: 3 files, 4 documents (1 attachment): 4 inserted · 0 updated"), banner.value
+    # specs/002: the graph update the ingest triggered
+    edges = Workbench(ws).graph.stats().edges
+    assert banner.value.endswith(f"Context graph updated: {edges:,} relationships "
+                                 f"({edges:,} new, 0 removed)"), banner.value

@@ -325,3 +325,12 @@ def test_query_memo_embeds_each_query_once():
     for q in ("a", "a", "bb", "a", "ccc", "bb"):
         assert memo.embed_query(q)[0] == len(q)
     assert calls == ["a", "bb", "ccc", "bb"]  # "bb" was evicted by "ccc" ("a" used later)
+
+
+def test_a_disagreement_suggestion_references_both_sides():
+    from ragbench.reports.service import _finding_references
+
+    finding = tidepool_finding()
+    refs = _finding_references(finding)
+    assert [r.chunk_id for r in refs] == [c["chunk_id"] for c in finding.chunks]
+    assert all(r.relevance == 1.0 and "date disagreement" in r.description for r in refs)

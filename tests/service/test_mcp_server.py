@@ -21,7 +21,8 @@ DOCS = {
     "finance/pricing.md": "# Pricing\n\nThe Team plan costs 12 dollars per seat per month.\n",
 }
 TOOLS = {"search", "ask", "get_chunk", "list_documents", "report_create",
-         "report_complete_part", "report_tune_part", "report_suggest"}
+         "report_complete_part", "report_tune_part", "report_suggest",
+         "essay_complete_part", "essay_tune_part", "essay_suggest"}
 
 
 def test_stdio_server_lists_and_runs_every_tool(tmp_path):
