@@ -210,3 +210,30 @@ def test_the_module_cycle_check_sees_a_lazy_cycle():
     graph = {"ragbench.p.a": {"ragbench.p.b"}, "ragbench.p.b": {"ragbench.p.a"},
              "ragbench.q.c": {"ragbench.p.a"}}
     assert _cycles_inside_packages(graph) == [["ragbench.p.a", "ragbench.p.b", "ragbench.p.a"]]
+
+
+def _private_imports(path: Path) -> list[str]:
+    """`module.name` for each `_name` imported from a ragbench module (dunders are public)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] == "ragbench":
+            out += [f"{node.module}.{a.name}" for a in node.names
+                    if a.name.startswith("_") and not a.name.endswith("__")]
+    return out
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A `_name` is private to its module: code outside tests/ that needs it asks for a public
+    name (or the piece moves). Tests may reach in."""
+    sources = [*PKG.rglob("*.py"), *(ROOT / "app_pages").glob("*.py"), ROOT / "app.py",
+               *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")]
+    bad = {str(p.relative_to(ROOT)): names for p in sources if (names := _private_imports(p))}
+    assert bad == {}
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    bad = tmp_path / "x.py"
+    bad.write_text("def f():\n    from ragbench.store.catalog import Catalog, _filter_sql\n"
+                   "from ragbench.models import __doc__\n")
+    assert _private_imports(bad) == ["ragbench.store.catalog._filter_sql"]

@@ -116,6 +116,23 @@ def confined(root: Path, *parts: str) -> Path:
     return target
 
 
+URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+"""The scheme of an absolute link (`https:`, `mailto:`): such a link is not into the archive."""
+
+
+def normalize_uri(path: PurePosixPath) -> str | None:
+    """`path` as an archive URI with `.` and `..` resolved; None when it climbs above the root."""
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    return "/".join(parts)
+
+
 def _check_doc_id(doc_id: str) -> str:
     if not _DOC_ID.match(doc_id or ""):
         raise ArchivePathError(f"invalid document id for the archive: {doc_id!r}")
