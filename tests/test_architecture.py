@@ -3,7 +3,7 @@
 Read from the source with `ast` (every import, including those inside functions), so
 `from ragbench import chunking` or a lazy import cannot slip through the way a text match can.
 Packages are the unit: `ragbench.graph.model` belongs to `graph`; the top-level modules
-(config, errors, ids, lexical, models) form the base every layer may use.
+(config, errors, fileio, ids, lexical, models) form the base every layer may use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "ragbench"
 
-BASE = {"config", "errors", "ids", "lexical", "models"}
+BASE = {"config", "errors", "fileio", "ids", "lexical", "models"}
 FACES = {"cli", "service"}
 CLIENTS = {"evaluation"}
 """Applications over the facade (they drive whole workspaces), allowed to faces."""

@@ -40,6 +40,7 @@ from ragbench.embeddings.windowing import (
     split_windows,
 )
 from ragbench.errors import EmbeddingError
+from ragbench.fileio import write_atomic
 
 __all__ = ["CACHE_ENV", "OnnxEmbedder", "cache_root", "ensure_onnx_model"]
 
@@ -125,9 +126,7 @@ def _publish(directory: Path, built: Path) -> None:
     os.replace(built, directory / MODEL_FILE)
     model = directory / MODEL_FILE
     info = {"size": model.stat().st_size, "sha256": _sha256(model)}
-    with _temp_path(directory, ".json") as tmp:
-        tmp.write_text(json.dumps(info), encoding="utf-8")
-        os.replace(tmp, directory / MANIFEST_FILE)
+    write_atomic(directory / MANIFEST_FILE, json.dumps(info), mode=0o600)
 
 
 def _export_fp32(model_name: str, target: Path) -> None:
