@@ -9,8 +9,12 @@ import streamlit as st
 
 from app_pages.common import refresh_counts, workbench
 from ragbench.errors import RagbenchError
-from ragbench.workbench.presentation import ACCEPTED_EXTENSIONS, ingest_summary, md_escape
-from ragbench.workbench.presentation import upload_safe_name as sanitize_name
+from ragbench.workbench.presentation import (
+    ACCEPTED_EXTENSIONS,
+    ingest_summary,
+    md_escape,
+    upload_safe_name,
+)
 
 wb = workbench()
 st.title("Library")
@@ -44,7 +48,7 @@ def wait_for_model(bar) -> None:  # noqa: ANN001 - a Streamlit progress element
 
 def ingest(files: list, lens: str) -> None:
     """Run the upload through the workbench, showing stage bars and a live per-file table."""
-    names = [sanitize_name(f.name) for f in files]
+    names = [upload_safe_name(f.name) for f in files]
     rows = {n: {"file": n, "size": f"{f.size / 1024:,.0f} KB", "stage": "queued"}
             for n, f in zip(names, files, strict=True)}
     status = st.status(f"Ingesting {len(files)} file(s) into lens '{lens}'…", expanded=True)
