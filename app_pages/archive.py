@@ -17,8 +17,7 @@ import streamlit as st
 
 from app_pages.common import workbench
 from ragbench.errors import RagbenchError
-from ragbench.workbench.presentation import archive_safe_name as sanitize_name
-from ragbench.workbench.presentation import md_escape, view_html
+from ragbench.workbench.presentation import archive_safe_name, md_escape, view_html
 
 MAX_ROOTS = 500  # top-level documents listed at once (the filter narrows a larger archive)
 MAX_VIEW_CHARS = 400_000  # longer views are cut on screen (the original stays downloadable)
@@ -128,7 +127,7 @@ with col_view:
         else:
             actions[0].download_button(
                 "Download original", data, key=f"archive-dl-{doc.doc_id}",
-                file_name=sanitize_name(doc.file_name),
+                file_name=archive_safe_name(doc.file_name),
             )
     raw = actions[1].toggle("Show Markdown source", key="archive_raw")
     thread_ids = index["threads"].get(doc.doc_id, [])

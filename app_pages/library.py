@@ -14,8 +14,8 @@ from ragbench.workbench.presentation import (
     graph_update_line,
     ingest_summary,
     md_escape,
+    upload_safe_name,
 )
-from ragbench.workbench.presentation import upload_safe_name as sanitize_name
 
 wb = workbench()
 st.title("Library")
@@ -49,7 +49,7 @@ def wait_for_model(bar) -> None:  # noqa: ANN001 - a Streamlit progress element
 
 def ingest(files: list, lens: str) -> None:
     """Run the upload through the workbench, showing stage bars and a live per-file table."""
-    names = [sanitize_name(f.name) for f in files]
+    names = [upload_safe_name(f.name) for f in files]
     rows = {n: {"file": n, "size": f"{f.size / 1024:,.0f} KB", "stage": "queued"}
             for n, f in zip(names, files, strict=True)}
     status = st.status(f"Ingesting {len(files)} file(s) into lens '{lens}'…", expanded=True)

@@ -33,6 +33,7 @@ from pydantic_settings import (
 )
 
 from ragbench.errors import SettingsError
+from ragbench.fileio import write_atomic
 
 SETTINGS_FILE = "settings.toml"
 ENV_PREFIX = "RAGBENCH_"
@@ -395,7 +396,5 @@ def save_settings(workspace: str | Path, settings: Settings) -> Path:
         if name == "openai_api_key" or value == getattr(defaults, name):
             continue
         lines.append(f"{name} = {_toml_value(value)}")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "\n".join(lines) + "\n")
     return path

@@ -3,7 +3,7 @@
 Read from the source with `ast` (every import, including those inside functions), so
 `from ragbench import chunking` or a lazy import cannot slip through the way a text match can.
 Packages are the unit: `ragbench.graph.model` belongs to `graph`; the top-level modules
-(config, errors, ids, lexical, models) form the base every layer may use.
+(config, errors, fileio, ids, lexical, models) form the base every layer may use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "ragbench"
 
-BASE = {"config", "errors", "ids", "lexical", "models"}
+BASE = {"config", "errors", "fileio", "ids", "lexical", "models"}
 FACES = {"cli", "service"}
 CLIENTS = {"evaluation"}
 """Applications over the facade (they drive whole workspaces), allowed to faces."""
@@ -142,3 +142,98 @@ def test_the_contract_catches_a_violation(tmp_path):
     bad = tmp_path / "x.py"
     bad.write_text("def f():\n    from ragbench import cli\n    import ragbench.workbench.facade\n")
     assert _imports(bad) == {"ragbench.cli", "ragbench.workbench.facade"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module → the ragbench modules it imports (anywhere in the file, functions included).
+
+    `from ragbench.x import y` names the module `ragbench.x.y` when that is a module, else
+    `ragbench.x` (y is a name defined there). Imports under `if TYPE_CHECKING:` are left out:
+    they exist for annotations only (an area naming its `Workbench` parent) and never run.
+    """
+    modules = {_module_name(p) for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in PKG.rglob("*.py"):
+        me = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                       for stmt in block.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                           else node.module for a in node.names}
+            else:
+                continue
+            graph[me] |= {t for t in targets if t in modules and t != me}
+    return graph
+
+
+def _cycles_inside_packages(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle (as a path a -> ... -> a) among modules of one package, each found once."""
+    found: list[list[str]] = []
+    seen: set[frozenset[str]] = set()
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if _unit(nxt) != _unit(start):
+                continue
+            if nxt == start:
+                if frozenset(path) not in seen:
+                    seen.add(frozenset(path))
+                    found.append([*path, start])
+            elif nxt not in path and nxt > start:  # each cycle from its smallest module
+                walk(start, nxt, [*path, nxt])
+
+    for module in sorted(graph):
+        walk(module, module, [module])
+    return found
+
+
+def test_no_import_cycles_between_modules_of_a_package():
+    """No module cycle inside a package, counting imports inside functions (a lazy import
+    hides a cycle from Python, not from the reader)."""
+    cycles = [" -> ".join(c) for c in _cycles_inside_packages(_module_graph())]
+    assert cycles == []
+
+
+def test_the_module_cycle_check_sees_a_lazy_cycle():
+    graph = {"ragbench.p.a": {"ragbench.p.b"}, "ragbench.p.b": {"ragbench.p.a"},
+             "ragbench.q.c": {"ragbench.p.a"}}
+    assert _cycles_inside_packages(graph) == [["ragbench.p.a", "ragbench.p.b", "ragbench.p.a"]]
+
+
+def _private_imports(path: Path) -> list[str]:
+    """`module.name` for each `_name` imported from a ragbench module (dunders are public)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] == "ragbench":
+            out += [f"{node.module}.{a.name}" for a in node.names
+                    if a.name.startswith("_") and not a.name.endswith("__")]
+    return out
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A `_name` is private to its module: code outside tests/ that needs it asks for a public
+    name (or the piece moves). Tests may reach in."""
+    sources = [*PKG.rglob("*.py"), *(ROOT / "app_pages").glob("*.py"), ROOT / "app.py",
+               *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")]
+    bad = {str(p.relative_to(ROOT)): names for p in sources if (names := _private_imports(p))}
+    assert bad == {}
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    bad = tmp_path / "x.py"
+    bad.write_text("def f():\n    from ragbench.store.catalog import Catalog, _filter_sql\n"
+                   "from ragbench.models import __doc__\n")
+    assert _private_imports(bad) == ["ragbench.store.catalog._filter_sql"]

@@ -16,7 +16,7 @@ Every document of a thread (the top-level file and all its attachments) records 
 `archive_download_uri` (its original). URIs are posix paths relative to the workspace, so a
 workspace can be moved; `Archive.path_of` turns one back into a file, confined to the archive.
 
-Safe by construction: file names are sanitised (`sanitize_name`), every path is resolved and
+Safe by construction: file names are sanitised (`archive_safe_name`), every path is resolved and
 must stay under the archive root (`confined`), files are created exclusively with mode 0o600
 and folders with 0o700, never following symlinks.
 
@@ -72,7 +72,7 @@ _TEMP_PREFIXES = (".tmp-", ".old-")
 
 
 
-def sanitize_name(name: str, fallback: str = "file") -> str:
+def archive_safe_name(name: str, fallback: str = "file") -> str:
     r"""A safe single file name for `name` (an attachment name or a source path).
 
     Only the last path component is kept (both `/` and `\\` separate), Unicode is NFC-normalised,
@@ -114,6 +114,23 @@ def confined(root: Path, *parts: str) -> Path:
     if target == base or not target.is_relative_to(base):
         raise ArchivePathError(f"path {'/'.join(parts)!r} leads outside the archive")
     return target
+
+
+URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+"""The scheme of an absolute link (`https:`, `mailto:`): such a link is not into the archive."""
+
+
+def normalize_uri(path: PurePosixPath) -> str | None:
+    """`path` as an archive URI with `.` and `..` resolved; None when it climbs above the root."""
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    return "/".join(parts)
 
 
 def _check_doc_id(doc_id: str) -> str:
@@ -230,12 +247,12 @@ class Archive:
             placed.append(_Placed(root, original if root.data is not None else None,
                                   f"{original}.md"))
         else:
-            name = self._unique(sanitize_name(root.record.file_name, "document"), taken)
+            name = self._unique(archive_safe_name(root.record.file_name, "document"), taken)
             markdown = _is_markdown(name) and root.data is not None
             placed.append(_Placed(root, name if root.data is not None else None,
                                   name if markdown else f"{name}.md"))
         for item in items[1:]:
-            name = self._unique(sanitize_name(item.record.file_name, "attachment"), taken)
+            name = self._unique(archive_safe_name(item.record.file_name, "attachment"), taken)
             markdown = _is_markdown(name) and item.data is not None
             placed.append(_Placed(item, f"attachments/{name}" if item.data is not None else None,
                                   f"attachments/{name}" if markdown else f"attachments/{name}.md"))

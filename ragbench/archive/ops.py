@@ -21,11 +21,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
-from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem, confined
+from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem, confined, normalize_uri
 from ragbench.models import Block, DocumentRecord
 from ragbench.store.catalog import Catalog
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)\)")  # one level of (...) in a target
 
 
@@ -80,7 +79,7 @@ def check(catalog: Catalog, archive: Archive) -> dict[str, Any]:
         base = PurePosixPath(uri).parent
         for target in _LINK.findall(archive.read_text(uri)):
             links += 1
-            resolved = _normalize(base / unquote(target))
+            resolved = normalize_uri(base / unquote(target))
             if resolved is None or not archive.exists(resolved):
                 broken.append({"doc_id": doc_id, "uri": uri, "link": target})
     roots = {r["doc_id"] for r in rows if r["parent_doc_id"] is None and _expected(r)}
@@ -94,18 +93,6 @@ def check(catalog: Catalog, archive: Archive) -> dict[str, Any]:
         "stray_entries": stray,
         "ok": not (missing or not_built or broken),
     }
-
-
-def _normalize(path: PurePosixPath) -> str | None:
-    parts: list[str] = []
-    for part in path.parts:
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-        elif part not in (".", ""):
-            parts.append(part)
-    return "/".join(parts)
 
 
 def _blocks_from_chunks(catalog: Catalog, doc_id: str) -> list[Block]:

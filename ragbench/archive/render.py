@@ -30,7 +30,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from ragbench.archive.ops import _SCHEME, _normalize
+from ragbench.archive.folder import URI_SCHEME, normalize_uri
 
 _DROPPED = "_ragbench_dropped_links"
 STYLE = (
@@ -67,10 +67,10 @@ def view_html(markdown: str, base_uri: str, target_for: Callable[[str], str | No
         token = tokens[idx]
         href = str(token.attrs.get("href") or "")
         target = None
-        if token.markup != "autolink" and href and not _SCHEME.match(href) \
+        if token.markup != "autolink" and href and not URI_SCHEME.match(href) \
                 and not href.startswith("//"):
             path = href.split("#", 1)[0]
-            uri = _normalize(base / unquote(path)) if path else None
+            uri = normalize_uri(base / unquote(path)) if path else None
             target = target_for(uri) if uri else None
         stack: list[bool] = env.setdefault(_DROPPED, [])
         stack.append(target is None)

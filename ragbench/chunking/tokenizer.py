@@ -18,7 +18,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +25,8 @@ from types import ModuleType
 
 import numpy as np
 import tiktoken
+
+from ragbench.fileio import write_atomic
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 
@@ -41,9 +42,7 @@ def ensure_tiktoken_cache() -> Path:
 
         source = Path(offline.__file__).parent / "data" / "cl100k_base.tiktoken"
         cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        shutil.copyfile(source, tmp)
-        tmp.replace(target)
+        write_atomic(target, source.read_bytes())
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return cache_dir
 

@@ -48,21 +48,21 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragbench.contradictions.values import (
-    _GENERIC_CONTEXT,
-    _MILESTONE_STEMS,
-    _MILESTONES,
-    _VALUE_WORDS,
-    _YEAR,
+    GENERIC_CONTEXT,
+    MILESTONE_STEMS,
+    MILESTONES,
+    VALUE_WORDS,
+    YEAR,
     Value,
-    _as_of,
-    _common_words,
-    _context_words,
-    _periods,
-    _value_spans,
-    _words,
     amount_values,
     amounts,
+    as_of,
+    common_words,
+    context_words,
+    period_values,
     unwrap,
+    value_spans,
+    written_words,
 )
 from ragbench.graph.terms import parse_date
 from ragbench.lexical import STOPWORDS, content_words, stem, term_words
@@ -128,8 +128,8 @@ def _places(sentence: str) -> dict[str, str]:
     for m in _PLACE.finditer(sentence):
         name = m.group(1)
         first = name.split()[0].lower()
-        if (first in _NOT_PLACES or first in _VALUE_WORDS or first in STOPWORDS
-                or first in _MILESTONES):
+        if (first in _NOT_PLACES or first in VALUE_WORDS or first in STOPWORDS
+                or first in MILESTONES):
             continue
         found.setdefault(name.lower(), name)
     return found
@@ -181,34 +181,34 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
     """The comparable sentences of a chunk row (chunk_id, doc_id, root id, lens, text)."""
     out = []
     text = unwrap(chunk["text"])
-    chunk_years = [int(y) for y in _YEAR.findall(text)]
+    chunk_years = [int(y) for y in YEAR.findall(text)]
     for m in _SENTENCE.finditer(text):
         sentence = m.group(0).strip()
         if len(sentence) < 12:
             continue
-        spans = _value_spans(sentence)
-        periods = _periods(sentence, doc_date, spans, chunk_years)
-        amounts_ = [_as_of(a, periods, sentence) for a in amount_values(sentence, spans)]
+        spans = value_spans(sentence)
+        periods = period_values(sentence, doc_date, spans, chunk_years)
+        amounts_ = [as_of(a, periods, sentence) for a in amount_values(sentence, spans)]
         ws = set(term_words(sentence))
-        tokens = {t.lower() for t in _words(sentence)}
+        tokens = {t.lower() for t in written_words(sentence)}
         if "general availability" in sentence.lower() or "generally available" in sentence.lower():
             tokens.add("ga")
         # as stems, so "finishing" and "finishes" are one subject word
-        subject = frozenset(stem(w) for w in ws if w not in _VALUE_WORDS
-                            and w not in _MILESTONES and not w.isdigit())
+        subject = frozenset(stem(w) for w in ws if w not in VALUE_WORDS
+                            and w not in MILESTONES and not w.isdigit())
         # lower-case words matter only when values are compared (`_near`)
-        common = _common_words(sentence) if periods or amounts_ else frozenset()
+        common = common_words(sentence) if periods or amounts_ else frozenset()
         if "ga" in tokens and (periods or amounts_):
             common |= {"ga"}
         marker = _PRIORITY.search(sentence)
-        about = ({k: v for k, v in _context_words(sentence, *marker.span(), window=3).items()
+        about = ({k: v for k, v in context_words(sentence, *marker.span(), window=3).items()
                   if k not in _GENERIC} if marker else {})
         start = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
         out.append(Claim(
             chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"],
             root_id=chunk.get("root_doc_id") or chunk["doc_id"], lens=chunk["lens"],
             text=sentence, start=start, end=start + len(sentence), subject=subject,
-            milestones=frozenset(tokens & _MILESTONES - {"general", "availability"}),
+            milestones=frozenset(tokens & MILESTONES - {"general", "availability"}),
             periods=periods,
             amounts=amounts_, negated=bool(_NEGATION.search(sentence)),
             priority=bool(marker) and "priorit" in sentence.lower(),
@@ -224,9 +224,9 @@ def _near(x: frozenset[str], y: frozenset[str], common: frozenset[str]) -> bool:
     dates next to the same person or company ("Dev Raghunathan wrote", "Orrery Works had")
     are not about the same thing.
     """
-    shared = (x & y) - _GENERIC_CONTEXT
-    return (len(shared) >= 2 and bool(shared - _MILESTONE_STEMS)
-            and bool(shared & (common | _MILESTONE_STEMS)))
+    shared = (x & y) - GENERIC_CONTEXT
+    return (len(shared) >= 2 and bool(shared - MILESTONE_STEMS)
+            and bool(shared & (common | MILESTONE_STEMS)))
 
 
 def _pick(pairs: Sequence[tuple[Value, Value]], a: Claim, b: Claim) -> tuple[Value, Value] | None:
@@ -298,9 +298,9 @@ def _modifiers(text: str, shared: frozenset[str]) -> dict[str, set[str]]:
         word = tokens[i - 1].group(0)
         gap = text[tokens[i - 1].end():tok.start()]  # a version between: "Postgres 16 migration"
         if (not re.fullmatch(r"\s+(?:\d[\d.]*\s+)?", gap) or not word[0].isupper()
-                or word.lower() in _VALUE_WORDS
+                or word.lower() in VALUE_WORDS
                 or word.lower() in STOPWORDS or stem(word) in shared
-                or stem(word) in _MILESTONE_STEMS or word.lower() in _MILESTONES):
+                or stem(word) in MILESTONE_STEMS or word.lower() in MILESTONES):
             continue
         found.setdefault(s, set()).add(word.lower())
     return found
@@ -338,7 +338,7 @@ def _agree(xs: Sequence[Value], ys: Sequence[Value]) -> bool:
     """
     return any(
         (x[0] == y[0] or x[0][:1].isdigit()) and x[1] <= y[2] and y[1] <= x[2]
-        and bool((x[3] & y[3]) - _GENERIC_CONTEXT)
+        and bool((x[3] & y[3]) - GENERIC_CONTEXT)
         for x in xs for y in ys
     )
 
@@ -360,17 +360,17 @@ def _places_conflict(a: Claim, b: Claim) -> tuple[Value, Value] | None:
     """
     if not a.places or not b.places or a.places.keys() & b.places.keys():
         return None
-    words_a = {w.lower() for w in _words(a.text)}
-    words_b = {w.lower() for w in _words(b.text)}
+    words_a = {w.lower() for w in written_words(a.text)}
+    words_b = {w.lower() for w in written_words(b.text)}
     if (all(set(p.split()) <= words_b for p in a.places)
             and all(set(p.split()) <= words_a for p in b.places)):
         return None  # each side mentions the other's places: not one place against another
     named = ({stem(w) for p in [*a.places, *b.places] for w in p.split()}
              | place_nouns(a.text) | place_nouns(b.text))
-    shared = (a.subject & b.subject) - named - _GENERIC_CONTEXT
+    shared = (a.subject & b.subject) - named - GENERIC_CONTEXT
     if len(shared) < 2:
         return None
-    words = tuple((stem(w), w) for w in _words(a.text) if stem(w) in shared)
+    words = tuple((stem(w), w) for w in written_words(a.text) if stem(w) in shared)
     first, second = next(iter(a.places.values())), next(iter(b.places.values()))
     return (Value("place", 0.0, 0.0, frozenset(shared), raw=first, words=words),
             Value("place", 0.0, 0.0, frozenset(shared), raw=second, words=words))
@@ -536,8 +536,8 @@ def _score(kind: str, a: Claim, b: Claim, va: Value | None, vb: Value | None) ->
     score = _TYPE_WEIGHT.get(kind, 0.5)
     if va is not None and vb is not None:
         score *= min(_precision(va), _precision(vb))
-        union = (va.context | vb.context) - _GENERIC_CONTEXT
-        score *= 0.6 + 0.4 * len((va.context & vb.context) - _GENERIC_CONTEXT) / (len(union) or 1)
+        union = (va.context | vb.context) - GENERIC_CONTEXT
+        score *= 0.6 + 0.4 * len((va.context & vb.context) - GENERIC_CONTEXT) / (len(union) or 1)
     else:
         score *= 0.6 + 0.4 * len(a.subject & b.subject) / (len(a.subject | b.subject) or 1)
     return score * (1.0 if a.lens != b.lens else 0.85)
@@ -547,7 +547,7 @@ def _written(text: str, stems: frozenset[str], limit: int = 4) -> str:
     """Up to `limit` words of `text` whose stems are `stems`, lower-cased, sorted: a topic in
     the words of the statement ("ga tidepool"), as findings have always been keyed.
     """
-    words = {stem(w): w.lower() for w in reversed(_words(text)) if stem(w) in stems}
+    words = {stem(w): w.lower() for w in reversed(written_words(text)) if stem(w) in stems}
     words |= {s: s for s in stems - words.keys()}  # "ga" from "general availability"
     return " ".join(sorted(words.values())[:limit])
 
@@ -556,7 +556,7 @@ def _subject(va: Value | None, vb: Value | None, shared: frozenset[str], text: s
     """What the values are about, in the words of the first side as written, in order."""
     if va is None or vb is None:
         return _written(text, shared)
-    common = (va.context & vb.context) - _GENERIC_CONTEXT
+    common = (va.context & vb.context) - GENERIC_CONTEXT
     words = [("GA" if s == "ga" else w) for s, w in va.words if s in common]
     return " ".join(words) or " ".join(sorted(shared)[:4])
 
@@ -576,7 +576,7 @@ def _finding(kind: str, a: Claim, b: Claim, va: Value | None, vb: Value | None,
     else:
         values = ["negated" if a.negated else "affirmed", "negated" if b.negated else "affirmed"]
         key = []
-    stems = sorted((va.context & vb.context) - _GENERIC_CONTEXT if va and vb else shared)
+    stems = sorted((va.context & vb.context) - GENERIC_CONTEXT if va and vb else shared)
     return Finding(
         topic=_written(a.text, shared), type=kind, chunks=[_side(a, va), _side(b, vb)],
         note=_note(kind, a, b), subject=subject, values=values,

@@ -20,21 +20,25 @@ from typing import NamedTuple
 from ragbench.graph.terms import time_references
 from ragbench.lexical import STOPWORDS, TERM_STOPWORDS, WORD, stem
 
+__all__ = ["GENERIC_CONTEXT", "MILESTONES", "MILESTONE_STEMS", "VALUE_WORDS", "WINDOW", "YEAR",
+           "Value", "amount_values", "amounts", "as_of", "common_words", "context_words",
+           "period_values", "unwrap", "value_spans", "written_words"]
+
 # Context words are compared as Snowball stems (`ragbench.lexical.stem`), so every word list
 # that is matched against context words is kept in both forms: as written, to drop a raw word
 # before stemming, and stemmed ("availability" and "available" share the stem "avail").
 # words near a date or figure that do not say what it is about (bylines, record keeping)
-_GENERIC_CONTEXT = frozenset(stem(w) for w in (
+GENERIC_CONTEXT = frozenset(stem(w) for w in (
     "available", "generally", "date", "target", "committed", "status", "publish", "published",
     "approved", "version", "updated", "dated", "wrote", "sent", "revised", "owner"))
 _VALUE_TOKEN = re.compile(r"[qh][1-4]|fy\d*|\d.*")
 WINDOW = 6
 """Words either side of a value that say what the value is about."""
-_MILESTONES = frozenset({
+MILESTONES = frozenset({
     "beta", "preview", "ga", "general", "availability", "rc", "release", "candidate", "launch",
     "alpha", "pilot", "cutover", "complete", "completion", "start"})
-_MILESTONE_STEMS = frozenset(stem(w) for w in _MILESTONES)
-_VALUE_WORDS = frozenset({
+MILESTONE_STEMS = frozenset(stem(w) for w in MILESTONES)
+VALUE_WORDS = frozenset({
     "jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june",
     "jul", "july", "aug", "august", "sep", "sept", "september", "oct", "october", "nov",
     "november", "dec", "december", "quarter", "month", "year", "approximately", "about",
@@ -44,7 +48,7 @@ _VALUE_WORDS = frozenset({
     "roughly", "nearly", "circa",
     "age", "aged",  # what kind of figure ("aged 40 years"), like "year": not its subject
 })
-_VALUE_STEMS = frozenset(stem(w) for w in _VALUE_WORDS)
+_VALUE_STEMS = frozenset(stem(w) for w in VALUE_WORDS)
 _MONTH = (r"(?:(jan)(?:uary)?|(feb)(?:ruary)?|(mar)(?:ch)?|(apr)(?:il)?|(may)|(jun)e?|(jul)y?|"
           r"(aug)(?:ust)?|(sep)(?:t|tember)?|(oct)(?:ober)?|(nov)(?:ember)?|(dec)(?:ember)?)\b")
 """A month name, whole or abbreviated; the group that matched is the month's number."""
@@ -60,7 +64,7 @@ _TIME_SPAN = re.compile(
     re.I)
 _MONTH_WORD = re.compile(_MONTH, re.I)
 _MONTH_RANGE = re.compile(_MONTH + r"\s*(?:to|through|until|-|\u2013)\s*$", re.I)
-_YEAR = re.compile(r"(?<![\d-])(?:19|20)\d\d(?![\d-])")
+YEAR = re.compile(r"(?<![\d-])(?:19|20)\d\d(?![\d-])")
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s?(m|k|million|billion|bn)?\b", re.I)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
 _COUNT = re.compile(r"(?<![\w.$#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.%-]|,\d)")
@@ -81,7 +85,7 @@ class Value(NamedTuple):
     lo: float
     hi: float
     context: frozenset[str]
-    """Stems of the content words around the value (`_context_words`)."""
+    """Stems of the content words around the value (`context_words`)."""
     raw: str = ""
     """The value as written ("Q3 2026", "$49"), for labels."""
     start: int = 0
@@ -118,7 +122,7 @@ def _number(raw: str, scale: str | None = None) -> float:
     return value * factor.get((scale or "").lower(), 1.0)
 
 
-def _words(text: str) -> list[str]:
+def written_words(text: str) -> list[str]:
     """The words of `text` as written: `WORD` tokens starting with a letter.
 
     Numbers are values, not what a value is about; hyphenated compounds stay whole, because
@@ -127,9 +131,9 @@ def _words(text: str) -> list[str]:
     return [t for t in WORD.findall(text) if t[0].isalpha()]
 
 
-def _common_words(sentence: str) -> frozenset[str]:
+def common_words(sentence: str) -> frozenset[str]:
     """Stems of the words written in lower case: common nouns and verbs, not names."""
-    return frozenset(stem(t) for t in _words(sentence) if t.islower())
+    return frozenset(stem(t) for t in written_words(sentence) if t.islower())
 
 
 @lru_cache(maxsize=64)
@@ -138,7 +142,7 @@ def _dates(sentence: str) -> tuple[re.Match[str], ...]:
     return tuple(_TIME_SPAN.finditer(sentence))
 
 
-def _value_spans(sentence: str) -> list[tuple[int, int]]:
+def value_spans(sentence: str) -> list[tuple[int, int]]:
     """Where the dates and figures of a sentence stand (counts as `_is_count` takes them).
 
     In a table row, values inside the first cell are left out: that cell is the row's label
@@ -155,8 +159,8 @@ def _value_spans(sentence: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def _context_words(sentence: str, start: int, end: int, window: int = WINDOW,
-                   spans: list[tuple[int, int]] | None = None) -> dict[str, str]:
+def context_words(sentence: str, start: int, end: int, window: int = WINDOW,
+                  spans: list[tuple[int, int]] | None = None) -> dict[str, str]:
     """Content words within `window` words of a value (what the value is about): each stem
     with the word as written (lower-cased), for labels.
 
@@ -181,14 +185,14 @@ def _context_words(sentence: str, start: int, end: int, window: int = WINDOW,
         left = left.rsplit(";", 1)[-1]
         if lo > 0:  # after another value, "and" starts this one's clause: "410 customers and
             left = _AND.split(left)[-1]  # roughly 2,300 workspaces"
-    before = _words(left)[-window:]
-    after = _words(right)[:window]
+    before = written_words(left)[-window:]
+    after = written_words(right)[:window]
     found: dict[str, str] = {}
     for word in before + after:
         w = word.lower()
         if w == "availability":
             found.setdefault("ga", "ga")  # "general availability" is the milestone GA
-        elif (w not in TERM_STOPWORDS and w not in _VALUE_WORDS and len(w) > 1
+        elif (w not in TERM_STOPWORDS and w not in VALUE_WORDS and len(w) > 1
               and not _VALUE_TOKEN.fullmatch(w) and not any(ch.isdigit() for ch in w)):
             s = stem(w)
             if s not in _VALUE_STEMS and s != "general":
@@ -198,8 +202,8 @@ def _context_words(sentence: str, start: int, end: int, window: int = WINDOW,
 
 def _context(sentence: str, start: int, end: int, window: int = WINDOW,
              spans: list[tuple[int, int]] | None = None) -> frozenset[str]:
-    """The stems of `_context_words`: what a value is about, in comparable form."""
-    return frozenset(_context_words(sentence, start, end, window, spans))
+    """The stems of `context_words`: what a value is about, in comparable form."""
+    return frozenset(context_words(sentence, start, end, window, spans))
 
 
 _AND = re.compile(r"[,;(]|\s(?:and|but|while|whereas)\s")
@@ -217,7 +221,7 @@ def _is_count(sentence: str, m: re.Match[str], value: float) -> bool:
         return False
     before = sentence[: m.start()].split()
     if (before and before[-1][:1].isupper() and not before[-1].isupper()
-            and before[-1].lower() not in _VALUE_WORDS):
+            and before[-1].lower() not in VALUE_WORDS):
         return False  # "Postgres 16", "Dev 18"
     if sentence.lstrip().startswith("|"):
         return len(_NUMERIC_CELL.findall(sentence)) == 1
@@ -227,7 +231,7 @@ def _is_count(sentence: str, m: re.Match[str], value: float) -> bool:
 def amounts(sentence: str, spans: list[tuple[int, int]] | None = None
             ) -> list[tuple[str, float, float, frozenset[str]]]:
     """(kind, low, high, context) amounts: money, percentages, counts; ranges and bounds as
-    intervals, "about"/"~" as +-6%. `spans`: the sentence's `_value_spans`, if known.
+    intervals, "about"/"~" as +-6%. `spans`: the sentence's `value_spans`, if known.
 
     The same as `amount_values` in the 4-tuple form this function has always returned.
     """
@@ -238,7 +242,7 @@ def amount_values(sentence: str, spans: list[tuple[int, int]] | None = None) -> 
     """The amounts of a sentence as `Value`s: money, percentages, counts, each with its
     interval, context, the words as written ("below 5%") and where it stands.
     """
-    spans = _value_spans(sentence) if spans is None else spans
+    spans = value_spans(sentence) if spans is None else spans
     out: list[Value] = []
     # numbers inside dates ("31 December 2025", "Q4 2026") are not amounts
     taken: list[tuple[int, int]] = [m.span() for m in _dates(sentence)]
@@ -278,7 +282,7 @@ def amount_values(sentence: str, spans: list[tuple[int, int]] | None = None) -> 
 def _value(kind: str, lo: float, hi: float, sentence: str, start: int, end: int,
            spans: list[tuple[int, int]], raw: str | None = None) -> Value:
     """A `Value` at `sentence[start:end]` with its context (as stems and as written)."""
-    words = _context_words(sentence, start, end, spans=spans)
+    words = context_words(sentence, start, end, spans=spans)
     return Value(kind, lo, hi, frozenset(words), raw or sentence[start:end].strip(), start, end,
                  tuple(words.items()))
 
@@ -288,7 +292,7 @@ def _year_of(sentence: str, at: int, chunk_years: Sequence[int], doc_date: date 
     """The year of a day written without one ("on May 12"): the nearest year written in
     the sentence, else the chunk's most frequent year, else the document's date.
     """
-    years = [(abs(m.start() - at), int(m.group(0))) for m in _YEAR.finditer(sentence)]
+    years = [(abs(m.start() - at), int(m.group(0))) for m in YEAR.finditer(sentence)]
     if years:
         return min(years)[1]
     if chunk_years:
@@ -296,8 +300,8 @@ def _year_of(sentence: str, at: int, chunk_years: Sequence[int], doc_date: date 
     return doc_date.year if doc_date else None
 
 
-def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]],
-             chunk_years: Sequence[int] = ()) -> list[Value]:
+def period_values(sentence: str, doc_date: date | None, spans: list[tuple[int, int]],
+                  chunk_years: Sequence[int] = ()) -> list[Value]:
     """Month intervals of the time references in a sentence, each with its context words.
 
     A day written without its year ("on May 12") takes the year of the sentence or chunk,
@@ -307,7 +311,7 @@ def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]],
     for m in _dates(sentence):
         text = m.group(0)
         refs, _ = time_references(text, doc_date)
-        if not refs and not _YEAR.search(text) and (month := _MONTH_WORD.search(text)):
+        if not refs and not YEAR.search(text) and (month := _MONTH_WORD.search(text)):
             if month.group(0) == "may":
                 continue  # the verb, not the month
             year = _year_of(sentence, m.start(), chunk_years, doc_date)
@@ -320,12 +324,12 @@ def _periods(sentence: str, doc_date: date | None, spans: list[tuple[int, int]],
                 if since and len(ref) == 7:  # "January to June 2026" is a range of months
                     lo = min(lo, lo - lo % 12 + (since.lastindex or 1) - 1)
                 value = _value(ref, lo, hi, sentence, *m.span(), spans)
-                out.append(value._replace(yearless=not _YEAR.search(text)))
+                out.append(value._replace(yearless=not YEAR.search(text)))
     # a bare year is context ("plans for 2026"), not a date that can disagree
     return [p for p in out if p[2] - p[1] < 11 or len(out) == 1]
 
 
-def _as_of(amount: Value, periods: Sequence[Value], sentence: str) -> Value:
+def as_of(amount: Value, periods: Sequence[Value], sentence: str) -> Value:
     """An amount with the period written right beside it ("10% in Q2 2026", "9% (Q4 2025)",
     "FY2025 7.1%"): two figures for different periods are different facts, not a conflict.
     """
@@ -333,7 +337,7 @@ def _as_of(amount: Value, periods: Sequence[Value], sentence: str) -> Value:
     for p in periods:
         gap = (sentence[amount.end:p.start] if p.start >= amount.end
                else sentence[p.end:amount.start])
-        if len(gap) <= 12 and not re.search(r"[;|]", gap) and len(_words(gap)) <= 2:
+        if len(gap) <= 12 and not re.search(r"[;|]", gap) and len(written_words(gap)) <= 2:
             if best is None or len(gap) < best[0]:
                 best = (len(gap), p)
     return amount._replace(when=(int(best[1].lo), int(best[1].hi))) if best else amount

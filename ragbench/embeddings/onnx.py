@@ -12,9 +12,9 @@ Files are written to a temporary name and moved into place with `os.replace`, th
 with their sha256 is written the same way; a file without a matching manifest (killed export,
 truncated or corrupt file) is rebuilt, never loaded.
 
-Windowing and window pooling are the torch embedder's own functions (`split_windows`,
-`embed_windowed`), so both runtimes cut long texts identically; only the per-window encoder
-differs. Vectors are L2-normalised as with torch.
+Windowing and window pooling are the functions the torch embedder uses too (`split_windows`,
+`embed_windowed`, in `windowing`), so both runtimes cut long texts identically; only the
+per-window encoder differs. Vectors are L2-normalised as with torch.
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ragbench.embeddings.embedders import (
-    _normalise,
+from ragbench.embeddings.windowing import (
     embed_windowed,
     local_model_path,
+    normalise,
     split_windows,
 )
 from ragbench.errors import EmbeddingError
+from ragbench.fileio import write_atomic
 
 __all__ = ["CACHE_ENV", "OnnxEmbedder", "cache_root", "ensure_onnx_model"]
 
@@ -125,9 +126,7 @@ def _publish(directory: Path, built: Path) -> None:
     os.replace(built, directory / MODEL_FILE)
     model = directory / MODEL_FILE
     info = {"size": model.stat().st_size, "sha256": _sha256(model)}
-    with _temp_path(directory, ".json") as tmp:
-        tmp.write_text(json.dumps(info), encoding="utf-8")
-        os.replace(tmp, directory / MANIFEST_FILE)
+    write_atomic(directory / MANIFEST_FILE, json.dumps(info), mode=0o600)
 
 
 def _export_fp32(model_name: str, target: Path) -> None:
@@ -327,7 +326,7 @@ class OnnxEmbedder:
                      "token_type_ids": np.zeros_like(input_ids)}
             result = self.session.run(None, {k: v for k, v in feeds.items() if k in self.inputs})
             out[batch] = np.asarray(result[0], dtype=np.float32)
-        return _normalise(out)
+        return normalise(out)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts; long ones are windowed and pooled exactly as the torch embedder does."""

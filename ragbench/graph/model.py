@@ -26,8 +26,6 @@ it exists to compare against `spec_graph_reference.py` and is rebuilt, never upd
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 import uuid
 import zipfile
@@ -42,6 +40,7 @@ from pydantic import BaseModel, Field
 
 from ragbench.config import EDGE_TYPES  # the one list; settings validate against it
 from ragbench.errors import GraphError  # noqa: F401 (re-exported)
+from ragbench.fileio import atomic_writer, write_atomic
 from ragbench.graph import build as gb
 from ragbench.graph.terms import (
     KeyTermer,
@@ -625,9 +624,9 @@ class ContextGraph:
             "nodes": self.nodes, "periods": self.periods,
             "termer": {"n": self.termer.n, "df": self.termer.df},
         }
-        _atomic(directory / "arrays.npz", lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
-        _atomic(directory / "nodes.json",
-                lambda f: f.write(json.dumps(meta, ensure_ascii=False).encode()))
+        with atomic_writer(directory / "arrays.npz", mode=0o600) as f:
+            np.savez(f, **arrays)  # type: ignore[arg-type]
+        write_atomic(directory / "nodes.json", json.dumps(meta, ensure_ascii=False), mode=0o600)
         return directory
 
     @classmethod
@@ -741,18 +740,6 @@ class ContextGraph:
 
 def _doc_date(node: GraphNode) -> date | None:
     return parse_date(node.doc_date) or parse_date(node.created_at)
-
-
-def _atomic(path: Path, write: Any) -> None:
-    """Write through a temporary file in the same directory, then rename over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 __all__ = ["CAPPED", "EDGE_TYPES", "ContextGraph", "GraphError", "GraphNode", "GraphParams"]

@@ -2,7 +2,7 @@ r"""Screening of uploaded files before ingest: size limit, safe names, duplicate
 
 An upload arrives as (name, bytes) from a browser, so the name is untrusted: it may carry a
 path (`../../etc/passwd`, `C:\\x\\y.pdf`), control characters or hundreds of characters.
-`sanitize_name` keeps the base name readable and safe as a file name and a source id.
+`upload_safe_name` keeps the base name readable and safe as a file name and a source id.
 `screen_uploads` turns a batch into the files to ingest plus results for the rest (too large:
 `failed` with the limit; same bytes twice in the batch or already in the library under another
 source: `skipped` naming the original), so the batch continues around them.
@@ -31,7 +31,7 @@ def safe_file_name(name: str, fallback: str = "file") -> str:
 
     Names come from attachments and API callers, so they may be `..`, carry a path, control
     characters (an RFC 2231 `%00` decodes to NUL) or run past the file system's 255 bytes.
-    Like the archive's `sanitize_name`, this keeps the last path component, drops control
+    Like the archive's `archive_safe_name`, this keeps the last path component, drops control
     characters, strips leading dots and spaces (no `..`, no hidden files) and cuts the name to
     `MAX_STORED_NAME_BYTES` keeping a short extension; unlike it, ordinary punctuation stays,
     so the source ids of existing attachments do not change. Empty becomes `fallback`.
@@ -50,8 +50,12 @@ def safe_file_name(name: str, fallback: str = "file") -> str:
     return text or fallback
 
 
-def sanitize_name(name: str) -> str:
-    """A safe file name: base name only, NFC, no control or reserved characters, ≤120 chars."""
+def upload_safe_name(name: str) -> str:
+    """A safe file name: base name only, NFC, no control or reserved characters, ≤120 chars.
+
+    Not the archive's `archive_safe_name`: here control and reserved characters become `_`,
+    other punctuation stays, the limit counts characters and an empty name is "upload".
+    """
     base = PurePosixPath(name.replace("\\", "/")).name
     base = unicodedata.normalize("NFC", base)
     base = _UNSAFE.sub("_", base)
@@ -75,7 +79,7 @@ def screen_uploads(
     used_names: dict[str, int] = {}
     limit = max_mb * 1024 * 1024
     for raw_name, data in items:
-        name = sanitize_name(raw_name)
+        name = upload_safe_name(raw_name)
         if len(data) > limit:
             results.append(FileResult(
                 path=name, status="failed",

@@ -1,4 +1,5 @@
-"""Shared parser pieces: the error types and the builder that assembles plaintext with offsets.
+"""Shared parser pieces: the error types, the builder that assembles plaintext with offsets, and
+`load_json` (JSON or JSON Lines, for the JSON and notebook parsers).
 
 Every parser appends blocks through `TextBuilder`, so block offsets are correct by construction:
 `text[block.start_char:block.end_char]` is exactly the block's text.
@@ -7,6 +8,7 @@ Every parser appends blocks through `TextBuilder`, so block offsets are correct 
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from collections.abc import Sequence
@@ -365,3 +367,29 @@ def strict_to_transitional(data: bytes) -> bytes:
                     content = _STRICT_NS.sub(_transitional, content)
                 target.writestr(info, content)
     return out.getvalue()
+
+
+def load_json(text: str) -> tuple[Any, str]:
+    """`(value, kind)`: kind "lines" for JSON Lines, else "object"/"array"/"value".
+
+    Raises `ParseError` naming the line and column of the first error.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        lines = [line for line in text.split("\n") if line.strip()]
+        if e.msg == "Extra data" and len(lines) > 1:
+            records = []
+            for number, line in enumerate(text.split("\n"), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as inner:
+                    raise ParseError(
+                        f"malformed JSON Lines: line {number}: {inner.msg} "
+                        f"(column {inner.colno})") from inner
+            return records, "lines"
+        raise ParseError(f"malformed JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
+    kind = "object" if isinstance(value, dict) else "array" if isinstance(value, list) else "value"
+    return value, kind

@@ -25,11 +25,11 @@ from typing import Any
 from ragbench.models import ParsedDocument, Scalar
 from ragbench.parsers.base import (
     EmptyDocumentError,
-    ParseError,
     TextBuilder,
     add_table,
     clean_text,
     group_rows,
+    load_json,
 )
 from ragbench.parsers.text import decode_text
 
@@ -225,32 +225,6 @@ def render_value(value: Any, builder: TextBuilder) -> tuple[int, int]:
         builder.add(f"{skipped} more values not shown: a JSON file shows at most {MAX_VALUES} "
                     "(limit MAX_VALUES).")
     return shown, skipped
-
-
-def load_json(text: str) -> tuple[Any, str]:
-    """`(value, kind)`: kind "lines" for JSON Lines, else "object"/"array"/"value".
-
-    Raises `ParseError` naming the line and column of the first error.
-    """
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        lines = [line for line in text.split("\n") if line.strip()]
-        if e.msg == "Extra data" and len(lines) > 1:
-            records = []
-            for number, line in enumerate(text.split("\n"), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as inner:
-                    raise ParseError(
-                        f"malformed JSON Lines: line {number}: {inner.msg} "
-                        f"(column {inner.colno})") from inner
-            return records, "lines"
-        raise ParseError(f"malformed JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
-    kind = "object" if isinstance(value, dict) else "array" if isinstance(value, list) else "value"
-    return value, kind
 
 
 def _title(value: Any) -> str | None:

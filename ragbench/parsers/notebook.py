@@ -16,8 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.models import ParsedDocument, Scalar
-from ragbench.parsers.base import EmptyDocumentError, ParseError, TextBuilder, clean_text
-from ragbench.parsers.jsonfile import load_json
+from ragbench.parsers.base import (
+    EmptyDocumentError,
+    ParseError,
+    TextBuilder,
+    clean_text,
+    load_json,
+)
 from ragbench.parsers.markdown import render_markdown
 from ragbench.parsers.text import decode_text
 

@@ -25,7 +25,7 @@ import numpy as np
 from ragbench.config import Settings
 from ragbench.errors import RetrievalError  # noqa: F401 (re-exported)
 from ragbench.models import RetrievalResult, SearchFilters
-from ragbench.store.catalog import Catalog, _filter_sql
+from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -179,11 +179,7 @@ class Retriever:
         what an empty filtered answer reports, so the reader sees whether the filter or the
         question found nothing.
         """
-        where, params = _filter_sql(filters, None)
-        row = self.catalog.conn.execute(
-            "SELECT count(*) FROM chunks c JOIN documents d USING (doc_id) "  # noqa: S608
-            f"WHERE d.status = 'indexed' {where}", params).fetchone()
-        return int(row[0])
+        return self.catalog.indexed_chunk_count(filters)
 
     # --- modes -------------------------------------------------------------------------------
 

@@ -294,6 +294,14 @@ class Catalog:
         """Number of chunks in the catalog."""
         return int(self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
+    def indexed_chunk_count(self, filters: SearchFilters | None = None) -> int:
+        """Number of chunks of indexed documents that `filters` lets through (all without)."""
+        where, params = _filter_sql(filters, None)
+        row = self.conn.execute(
+            "SELECT count(*) FROM chunks c JOIN documents d USING (doc_id) "  # noqa: S608
+            f"WHERE d.status = 'indexed' {where}", params).fetchone()
+        return int(row[0])
+
     def word_rarity(self, text: str) -> dict[str, float]:
         """Inverse chunk frequency, log((N + 1) / (df + 1)), of each content word of `text`
         across the whole workspace, keyed by its stem (`lexical.stem`): what tells a

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import shutil
 import uuid
 from collections.abc import Mapping, Sequence
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ragbench.errors import DamagedIndexError, StoreError
+from ragbench.fileio import write_atomic
 from ragbench.store.catalog import looks_damaged
 
 if TYPE_CHECKING:  # chromadb itself loads on first use (it takes seconds to import)
@@ -156,10 +156,8 @@ class ChromaVectors:
     def _wrote(self) -> None:
         """Replace the generation token (atomically) so other processes reopen."""
         token = uuid.uuid4().hex
-        tmp = self.path / f"{GENERATION_FILE}.{os.getpid()}.tmp"
         try:
-            tmp.write_text(token, encoding="utf-8")
-            os.replace(tmp, self.path / GENERATION_FILE)
+            write_atomic(self.path / GENERATION_FILE, token)
         except OSError:  # the vectors are written; other processes see them after a restart
             logger.warning("could not update %s", self.path / GENERATION_FILE, exc_info=True)
             return

@@ -12,14 +12,13 @@ from typing import Any
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.anchors import ViewAnchor, anchor_in_view
-from ragbench.archive.folder import sanitize_name as archive_safe_name
+from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.render import view_html
 from ragbench.contradictions import Finding
 from ragbench.graph.model import EDGE_TYPES
 from ragbench.graph.view import EDGE_COLOURS, lens_colour
-from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS
-from ragbench.ingest.uploads import sanitize_name as upload_safe_name
+from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS, upload_safe_name
 from ragbench.models import CHUNK_TYPES
 from ragbench.reports import FORMATS as REPORT_FORMATS
 from ragbench.reports import TEMPLATES as REPORT_TEMPLATES

@@ -12,8 +12,8 @@ from ragbench.archive.folder import (
     Archive,
     ArchiveItem,
     ArchivePathError,
+    archive_safe_name,
     confined,
-    sanitize_name,
 )
 from ragbench.archive.markdown import md_escape, render_preview
 from ragbench.models import Block, DocumentRecord
@@ -41,11 +41,11 @@ HOSTILE = [
     ("spaces   inside .txt", "spaces inside .txt"),
 ])
 def test_sanitize_name(raw, expected):
-    assert sanitize_name(raw) == expected
+    assert archive_safe_name(raw) == expected
 
 
 def test_sanitize_name_cuts_long_names_keeping_the_extension():
-    name = sanitize_name("é" * 300 + ".docx")
+    name = archive_safe_name("é" * 300 + ".docx")
     assert name.endswith(".docx") and len(name.encode()) <= MAX_NAME_BYTES
     name.encode("utf-8")  # never a broken multi-byte sequence
 

@@ -3,7 +3,7 @@
 import pytest
 
 from ragbench.config import Settings
-from ragbench.ingest.uploads import sanitize_name
+from ragbench.ingest.uploads import upload_safe_name
 from ragbench.workbench import Workbench
 
 
@@ -19,8 +19,8 @@ from ragbench.workbench import Workbench
     ("é" * 300 + ".docx", "é" * 115 + ".docx"),
 ])
 def test_sanitize_name(raw, clean):
-    assert sanitize_name(raw) == clean
-    assert len(sanitize_name(raw)) <= 120
+    assert upload_safe_name(raw) == clean
+    assert len(upload_safe_name(raw)) <= 120
 
 
 @pytest.mark.integration

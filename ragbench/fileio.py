@@ -1,0 +1,42 @@
+"""Atomic file writes: a reader sees the old file or the new one, never a half-written one.
+
+`atomic_writer(path)` yields a binary file open on a fresh temporary name beside `path` (so the
+rename stays on one file system); when the block ends without an error the file is renamed over
+`path` with `os.replace`, else it is removed. `write_atomic(path, data)` does that for bytes or
+text. The temporary file is created with `mode` (less the umask), like a plain `open` by
+default; pass 0o600 for owner-only files. Temporary names are `.<name>.<random>.tmp`, unique
+across processes and threads.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["atomic_writer", "write_atomic"]
+
+
+@contextmanager
+def atomic_writer(path: Path, mode: int = 0o666) -> Iterator[BinaryIO]:
+    """A binary file that replaces `path` atomically when the block ends without an error."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o666,
+                 encoding: str = "utf-8") -> None:
+    """Write `data` (text is encoded with `encoding`) to `path` atomically."""
+    with atomic_writer(path, mode) as handle:
+        handle.write(data.encode(encoding) if isinstance(data, str) else data)
