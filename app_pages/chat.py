@@ -90,7 +90,14 @@ with st.sidebar:
     types = st.multiselect("Chunk types", list(CHUNK_TYPES), key="chat_types")
     top_k = st.slider("Chunks", 1, 30, wb.settings.top_k, key="chat_top_k")
     backend = st.radio("Answer with", ["extractive", "openai"], key="chat_llm",
-                       index=0 if wb.settings.llm_backend == "extractive" else 1)
+                       index=0 if wb.settings.llm_backend == "extractive" else 1,
+                       help="extractive: no model; a fact is answered by the sentence that "
+                       "states it, an open question by a cited summary, 'where do the sources "
+                       "disagree about X' by the disputes found; openai: the endpoint of the "
+                       "settings")
+    if not wb.settings.openai_base_url:
+        st.caption("No model connected. To have a model write answers, set an "
+                   "OpenAI-compatible endpoint and model on the Settings page.")
 
 
 CONTEXT_CHARS = 400  # document text shown around the cited chunk

@@ -48,8 +48,12 @@ with st.sidebar:
     st.subheader("Writing")
     backend = st.radio("Write with", ["extractive", "openai"], key="reports_llm",
                        index=0 if wb.settings.llm_backend == "extractive" else 1,
-                       help="extractive: key statements by lens with citations, no model; "
-                       "openai: the OpenAI-compatible endpoint of the settings (streamed)")
+                       help="extractive: the offline writer (cited prose from the sources' "
+                       "own sentences, no model); openai: the OpenAI-compatible endpoint of the "
+                       "settings (streamed), the offline writer as its fallback")
+    if not wb.settings.openai_base_url:
+        st.caption("No model connected: parts are written offline. To have a model write, "
+                   "set an OpenAI-compatible endpoint and model on the Settings page.")
 
 
 def flash(message: str) -> None:
@@ -281,7 +285,8 @@ def show_version_text(part: ReportPart) -> None:
             with st.container(border=True):
                 show_passage(part, match[0])
     info = cur.generation
-    facts = [info.method] + ([info.model] if info.model else []) + [
+    writer = "offline writer" if info.method == "extractive" else info.method
+    facts = [writer] + ([info.model] if info.model else []) + [
         f"version {cur.version}", f"written in {info.seconds:.2f} s", f"{len(cited)} cited of "
         f"{len(info.retrieved_ids)} passages"]
     if info.instruction:
