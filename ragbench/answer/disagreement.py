@@ -53,7 +53,7 @@ def _side_text(side: dict[str, Any], by_id: dict[str, RetrievalResult]) -> str:
     span = clean(str(side.get("span") or "").strip().strip("|"))
     if result is not None and side.get("start_char") is not None:
         start, end = int(side["start_char"]), int(side.get("end_char") or side["start_char"])
-        for p in passages(result.text):
+        for p in passages(result.text, result.table_header):
             if p.start <= start < p.end or start <= p.start < end:
                 span = p.text
                 break

@@ -268,7 +268,7 @@ def _candidates(q_terms: set[str], results: Sequence[RetrievalResult],
         meta = set(content_words(" ".join(filter(None, (
             result.lens.replace("-", " ").replace("_", " "), result.source_title,
             result.section_path, result.file_name.rsplit(".", 1)[0].replace("-", " "))))))
-        siblings = passages(result.text)
+        siblings = passages(result.text, result.table_header)
         lead = result.chunk_index == 0
         for passage in siblings:
             if not passage.answerable and (role is None or passage.kind != "byline"):

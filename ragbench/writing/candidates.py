@@ -89,7 +89,7 @@ def sentences_of(results: Sequence[RetrievalResult]) -> list[Sentence]:
     out: list[Sentence] = []
     seen: set[str] = set()
     for r in results:
-        found = passages(r.text)
+        found = passages(r.text, r.table_header)
         for n, p in enumerate(found):
             if not _acceptable(p):
                 continue

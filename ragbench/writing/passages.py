@@ -198,11 +198,17 @@ def _lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _units(text: str) -> list[tuple[int, int, str, list[str] | None]]:
-    """Paragraph units: (start, end, kind, table header) — kind text | item | row | sep."""
+def _units(text: str, table_header: str | None = None,
+           ) -> list[tuple[int, int, str, list[str] | None]]:
+    """Paragraph units: (start, end, kind, table header) — kind text | item | row | sep.
+
+    `table_header` is the header row of the table the chunk starts inside (stored with the
+    chunk at ingest): rows at the chunk's start are read with it instead of guessing.
+    """
     units: list[tuple[int, int, str, list[str] | None]] = []
     lines = _lines(text)
     header: list[str] | None = None
+    known = cells(table_header.strip().split("\n")[0]) if table_header else None
     in_table = False
     for i, (pos, raw) in enumerate(lines):
         stripped = raw.strip()
@@ -222,8 +228,12 @@ def _units(text: str) -> list[tuple[int, int, str, list[str] | None]]:
                 # a table that starts after other text of the chunk starts with its header
                 # (tables always have one); at the chunk's start it may be a continuation
                 starts_here = any(u[2] not in ("blank",) for u in units)
-                header = row if starts_here or _is_header(row, following) else None
                 in_table = True
+                if not starts_here and known is not None and row != known:
+                    header = known  # a continuation: its header row is in an earlier chunk
+                    units.append((lead, end, "row", header))
+                    continue
+                header = row if starts_here or _is_header(row, following) else None
                 units.append((lead, end, "header" if header is not None else "row", header))
                 continue
             units.append((lead, end, "row", header))
@@ -240,10 +250,12 @@ def _units(text: str) -> list[tuple[int, int, str, list[str] | None]]:
     return units
 
 
-def passages(text: str) -> list[Passage]:
-    """Candidate passages of one chunk text, in reading order (see the module docstring)."""
+def passages(text: str, table_header: str | None = None) -> list[Passage]:
+    """Candidate passages of one chunk text, in reading order (see the module docstring);
+    `table_header`: the header row of a table the chunk starts inside (`Chunk.table_header`).
+    """
     out: list[Passage] = []
-    units = _units(text)
+    units = _units(text, table_header)
     heading = ""
     previous_content: int | None = None  # last sentence-like passage of the current run
     for n, (start, end, kind, header) in enumerate(units):
