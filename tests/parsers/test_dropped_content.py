@@ -1,0 +1,202 @@
+"""Content the parsers dropped silently, and faults in files no one on the project wrote
+(issue 31, rows R9 and R10), on small files the tests make themselves.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import zipfile
+
+import pytest
+
+from ragbench.parsers import EmptyDocumentError, parse_bytes
+from tests.parsers.test_ocr import FakeOcr, draw
+from tests.parsers.test_parsers_fixtures import check_blocks
+
+pytestmark = pytest.mark.unit
+
+P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+P188 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
+REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+MS_REL = "http://schemas.microsoft.com/office/2018/10/relationships"
+
+
+def add_parts(data: bytes, parts: dict[str, bytes], rels: dict[str, list[tuple[str, str]]],
+              types: dict[str, str]) -> bytes:
+    """Copy an OOXML package adding `parts`, relationships (`rels[rels_part]` as
+    (type, target)) and content-type overrides (`types[part_name]`).
+    """
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            content = src.read(info)
+            if info.filename == "[Content_Types].xml":
+                extra = "".join(f'<Override PartName="/{name}" ContentType="{kind}"/>'
+                                for name, kind in types.items())
+                content = content.replace(b"</Types>", extra.encode() + b"</Types>")
+            if info.filename in rels:
+                extra = "".join(f'<Relationship Id="rIdT{n}" Type="{kind}" Target="{target}"/>'
+                                for n, (kind, target) in enumerate(rels[info.filename]))
+                content = content.replace(b"</Relationships>",
+                                          extra.encode() + b"</Relationships>")
+            dst.writestr(info, content)
+        for name, content in parts.items():
+            dst.writestr(name, content)
+    return out.getvalue()
+
+
+def _save(deck) -> bytes:
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+# --- R9: PPTX comments -------------------------------------------------------------------------
+
+
+def deck_with_comments() -> bytes:
+    """Two slides; slide 1 with two legacy comments, slide 2 with a modern threaded comment
+    and its reply (as PowerPoint 365 writes them).
+    """
+    import pptx
+
+    deck = pptx.Presentation()
+    for title in ("Quarterly review", "Hiring plan"):
+        slide = deck.slides.add_slide(deck.slide_layouts[5])
+        slide.shapes.title.text = title
+    legacy = (f'<?xml version="1.0"?><p:cmLst xmlns:p="{P}">'
+              '<p:cm authorId="0" dt="2024-01-02T10:00:00" idx="1"><p:pos x="10" y="10"/>'
+              "<p:text>Check the revenue figure against finance</p:text></p:cm>"
+              '<p:cm authorId="1" dt="2024-01-02T11:00:00" idx="1"><p:pos x="10" y="10"/>'
+              "<p:text>Agreed, the margin looks low</p:text></p:cm></p:cmLst>")
+    authors = (f'<?xml version="1.0"?><p:cmAuthorLst xmlns:p="{P}">'
+               '<p:cmAuthor id="0" name="Allison, Timothy" initials="TA" lastIdx="1" clrIdx="0"/>'
+               '<p:cmAuthor id="1" name="Bea Stone" initials="BS" lastIdx="1" clrIdx="1"/>'
+               "</p:cmAuthorLst>")
+    modern = (f'<?xml version="1.0"?><p188:cmLst xmlns:p188="{P188}" xmlns:a="{A}">'
+              '<p188:cm id="{C1}" authorId="{AU-1}" created="2024-03-01T09:00:00">'
+              "<p188:txBody><a:bodyPr/><a:p><a:r><a:t>Two engineers, not three</a:t></a:r></a:p>"
+              "</p188:txBody><p188:replyLst>"
+              '<p188:reply id="{R1}" authorId="{AU-2}" created="2024-03-01T10:00:00">'
+              "<p188:txBody><a:bodyPr/><a:p><a:r><a:t>Budget allows three</a:t></a:r></a:p>"
+              "</p188:txBody></p188:reply></p188:replyLst></p188:cm></p188:cmLst>")
+    modern_authors = (f'<?xml version="1.0"?><p188:authorLst xmlns:p188="{P188}">'
+                      '<p188:author id="{AU-1}" name="Chen Wu" initials="CW" userId="cw"/>'
+                      '<p188:author id="{AU-2}" name="Dana Fox" initials="DF" userId="df"/>'
+                      "</p188:authorLst>")
+    return add_parts(
+        _save(deck),
+        {"ppt/comments/comment1.xml": legacy.encode(), "ppt/commentAuthors.xml": authors.encode(),
+         "ppt/comments/modernComment_1.xml": modern.encode(), "ppt/authors.xml":
+         modern_authors.encode()},
+        {"ppt/slides/_rels/slide1.xml.rels": [(f"{REL}/comments", "../comments/comment1.xml")],
+         "ppt/slides/_rels/slide2.xml.rels": [
+             (f"{MS_REL}/comments", "../comments/modernComment_1.xml")],
+         "ppt/_rels/presentation.xml.rels": [(f"{REL}/commentAuthors", "commentAuthors.xml"),
+                                            (f"{MS_REL}/authors", "authors.xml")]},
+        {"ppt/comments/comment1.xml":
+         "application/vnd.openxmlformats-officedocument.presentationml.comments+xml",
+         "ppt/commentAuthors.xml":
+         "application/vnd.openxmlformats-officedocument.presentationml.commentAuthors+xml",
+         "ppt/comments/modernComment_1.xml": "application/vnd.ms-powerpoint.comments+xml",
+         "ppt/authors.xml": "application/vnd.ms-powerpoint.authors+xml"},
+    )
+
+
+def test_pptx_slide_comments_are_read_with_their_slide():
+    """Issue 31 R9: Tika's testPPT_comment.pptx kept 2 of 9 words (the comments were lost)."""
+    doc = parse_bytes(deck_with_comments(), "review.pptx")
+    check_blocks(doc)
+    by_text = {doc.text[b.start_char:b.end_char]: b for b in doc.blocks}
+    first = "Comment (Allison, Timothy): Check the revenue figure against finance"
+    second = "Comment (Bea Stone): Agreed, the margin looks low"
+    thread = "Comment (Chen Wu): Two engineers, not three\nReply (Dana Fox): Budget allows three"
+    assert by_text[first].slide_number == 1 and by_text[second].slide_number == 1
+    assert by_text[thread].slide_number == 2
+    assert by_text[first].section_path == "Quarterly review"
+
+
+def test_pptx_hostile_comment_part_costs_only_its_comments():
+    import pptx
+
+    deck = pptx.Presentation()
+    deck.slides.add_slide(deck.slide_layouts[5]).shapes.title.text = "Still read"
+    bomb = (f'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]>'
+            f'<p:cmLst xmlns:p="{P}"><p:cm authorId="0"><p:text>&a;</p:text></p:cm></p:cmLst>')
+    data = add_parts(
+        _save(deck), {"ppt/comments/comment1.xml": bomb.encode()},
+        {"ppt/slides/_rels/slide1.xml.rels": [(f"{REL}/comments", "../comments/comment1.xml")]},
+        {"ppt/comments/comment1.xml":
+         "application/vnd.openxmlformats-officedocument.presentationml.comments+xml"})
+    doc = parse_bytes(data, "deck.pptx")
+    assert "Still read" in doc.text and "aaaa" not in doc.text
+
+
+# --- R10: image-only PPTX ------------------------------------------------------------------------
+
+
+def picture_deck(with_text_slide: bool = False) -> bytes:
+    """A deck of slides holding only a picture of text (blank layout, no title), as a
+    "save as pictures" export or a scanned handout makes it; optionally a text slide first.
+    """
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    if with_text_slide:
+        deck.slides.add_slide(deck.slide_layouts[5]).shapes.title.text = "Agenda of the day"
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    picture = slide.shapes.add_picture(io.BytesIO(draw()), Inches(0.5), Inches(0.5),
+                                       width=Inches(9))
+    picture._element.nvPicPr.cNvPr.set("descr", "")  # python-pptx writes "image.png"
+    return _save(deck)
+
+
+def test_picture_only_pptx_is_read_by_ocr():
+    """Issue 31 R10: an image-only PPTX was reported "empty or whitespace only"."""
+    engine = FakeOcr()
+    doc = parse_bytes(picture_deck(), "scanned-deck.pptx", ocr=engine)
+    check_blocks(doc)
+    assert engine.calls == 1
+    texts = [(doc.text[b.start_char:b.end_char], b.chunk_type, b.slide_number)
+             for b in doc.blocks]
+    assert texts == [("Fake recognized words", "media", 1), ("Second paragraph", "media", 1)]
+    assert doc.metadata["ocr_slides"] == ["1"] and doc.metadata["ocr_engine"] == "fake-ocr 1.0"
+    assert "unread" not in doc.metadata
+
+
+def test_pptx_pictures_beside_text_are_not_ocred():
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Architecture"
+    picture = slide.shapes.add_picture(io.BytesIO(draw()), Inches(0.5), Inches(2),
+                                       width=Inches(6))
+    picture._element.nvPicPr.cNvPr.set("descr", "Diagram of the services")
+    engine = FakeOcr()
+    doc = parse_bytes(_save(deck), "deck.pptx", ocr=engine)
+    assert engine.calls == 0 and "unread" not in doc.metadata
+    assert doc.text == "Architecture\n\nImage: Diagram of the services"
+
+
+def test_picture_only_pptx_without_ocr_says_what_was_not_read():
+    with pytest.raises(EmptyDocumentError,
+                       match=r"scanned-deck\.pptx.*1 picture on slide 1 not read \(OCR off/"
+                             r"unavailable: OCR is turned off \(setting ocr = false\)\)"):
+        parse_bytes(picture_deck(), "scanned-deck.pptx", ocr=False)
+    doc = parse_bytes(picture_deck(with_text_slide=True), "mixed.pptx", ocr=False)
+    assert doc.text == "Agenda of the day"
+    assert doc.metadata["unread"] == [
+        "1 picture on slide 2 not read (OCR off/unavailable: OCR is turned off "
+        "(setting ocr = false))"]
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed")
+def test_picture_only_pptx_real_ocr():
+    doc = parse_bytes(picture_deck(), "scanned-deck.pptx")
+    assert "zebra invoice" in doc.text.lower() and "crane delivery" in doc.text.lower()
+    assert doc.metadata["ocr_slides"] == ["1"]
