@@ -200,3 +200,57 @@ def test_picture_only_pptx_real_ocr():
     doc = parse_bytes(picture_deck(), "scanned-deck.pptx")
     assert "zebra invoice" in doc.text.lower() and "crane delivery" in doc.text.lower()
     assert doc.metadata["ocr_slides"] == ["1"]
+
+
+# --- R9: XLSX cell comments ----------------------------------------------------------------------
+
+
+def workbook_with_comments() -> bytes:
+    import openpyxl
+    from openpyxl.comments import Comment
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Budget"
+    sheet.append(["Item", "Cost"])
+    sheet.append(["Servers", 1200])
+    sheet.append(["Licences", 800])
+    sheet["B3"].comment = Comment("Renewal price, valid until June", "Ann Lee")
+    sheet["A2"].comment = Comment("Ann Lee:\nThree racks in Frankfurt", "Ann Lee")
+    notes = book.create_sheet("Notes only")
+    notes["C5"].comment = Comment("Fill in after the audit", "Bo")
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def test_xlsx_cell_comments_are_read_with_their_cell():
+    """Issue 31 R9: cell comments were dropped (the read-only reader does not load them)."""
+    doc = parse_bytes(workbook_with_comments(), "budget.xlsx")
+    check_blocks(doc)
+    by_text = {doc.text[b.start_char:b.end_char]: b for b in doc.blocks}
+    first = by_text["Comment on A2 (Ann Lee): Three racks in Frankfurt"]  # "Ann Lee:" once
+    second = by_text["Comment on B3 (Ann Lee): Renewal price, valid until June"]
+    alone = by_text["Comment on C5 (Bo): Fill in after the audit"]
+    assert (first.sheet_name, first.row_number, first.column_number) == ("Budget", 2, 1)
+    assert (second.sheet_name, second.row_number, second.column_number) == ("Budget", 3, 2)
+    assert (alone.sheet_name, alone.row_number, alone.section_path) == (
+        "Notes only", 5, "Notes only")
+    assert doc.metadata["sheets"] == ["Budget", "Notes only"]
+    assert doc.text.index("| Licences | 800 |") < doc.text.index("Comment on A2")
+
+
+def test_xlsx_hostile_comment_part_costs_only_its_comments():
+    def edit(name: str, content: bytes) -> bytes:
+        if name == "xl/comments/comment1.xml":  # the Budget sheet's
+            return b'<!DOCTYPE x [<!ENTITY a "aaaa">]>' + content.replace(b"June", b"&a;")
+        return content
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(workbook_with_comments())) as src, \
+            zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, edit(info.filename, src.read(info)))
+    doc = parse_bytes(out.getvalue(), "budget.xlsx")
+    assert "| Servers | 1200 |" in doc.text and "aaaa" not in doc.text
+    assert "Comment on B3" not in doc.text and "Comment on C5 (Bo)" in doc.text
