@@ -254,3 +254,64 @@ def test_xlsx_hostile_comment_part_costs_only_its_comments():
     doc = parse_bytes(out.getvalue(), "budget.xlsx")
     assert "| Servers | 1200 |" in doc.text and "aaaa" not in doc.text
     assert "Comment on B3" not in doc.text and "Comment on C5 (Bo)" in doc.text
+
+
+# --- R9: DOCX embedded objects -------------------------------------------------------------------
+
+OLE_PARAGRAPH = (
+    '<w:p><w:r><w:object w:dxaOrig="1520" w:dxaOrig2="960">'
+    '<v:shape id="_x0000_i1025" type="#_x0000_t75" style="width:76pt;height:48pt"/>'
+    '<o:OLEObject Type="Embed" ProgID="{prog_id}" ShapeID="_x0000_i1025" DrawAspect="Icon" '
+    'ObjectID="_1700000000" r:id="{rel_id}"/></w:object></w:r></w:p>'
+)
+
+
+def docx_with_objects(text: str = "See the attached contract.") -> bytes:
+    """A DOCX with an embedded PDF (an OLE object, as Word embeds one with Acrobat) and an
+    embedded Excel workbook (a packaged Office file).
+    """
+    import docx
+
+    document = docx.Document()
+    if text:
+        document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    paragraphs = (OLE_PARAGRAPH.format(prog_id="AcroExch.Document.DC", rel_id="rIdOle1")
+                  + OLE_PARAGRAPH.format(prog_id="Excel.Sheet.12", rel_id="rIdPkg1"))
+    data = add_parts(
+        out.getvalue(),
+        {"word/embeddings/oleObject1.bin": b"\xd0\xcf\x11\xe0" + bytes(508),
+         "word/embeddings/Microsoft_Excel_Worksheet.xlsx": b"PK\x05\x06" + bytes(18)},
+        {"word/_rels/document.xml.rels": [
+            (f"{REL}/oleObject", "embeddings/oleObject1.bin"),
+            (f"{REL}/package", "embeddings/Microsoft_Excel_Worksheet.xlsx")]},
+        {"word/embeddings/oleObject1.bin": "application/vnd.openxmlformats-officedocument.oleObject",
+         "word/embeddings/Microsoft_Excel_Worksheet.xlsx":
+         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"})
+    # add_parts names the relationships rIdT0, rIdT1: point the objects at them
+    paragraphs = paragraphs.replace("rIdOle1", "rIdT0").replace("rIdPkg1", "rIdT1")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            content = src.read(info)
+            if info.filename == "word/document.xml":
+                content = content.replace(b"<w:sectPr", paragraphs.encode() + b"<w:sectPr", 1)
+            dst.writestr(info, content)
+    return out.getvalue()
+
+
+def test_docx_embedded_objects_are_listed_as_unread():
+    """Issue 31 R9: an embedded PDF or workbook vanished without a word."""
+    doc = parse_bytes(docx_with_objects(), "contract.docx")
+    assert doc.text == "See the attached contract."
+    assert doc.metadata["unread"] == [
+        "embedded object oleObject1.bin: a PDF document (AcroExch.Document.DC), not read",
+        "embedded object Microsoft_Excel_Worksheet.xlsx: an Excel workbook (Excel.Sheet.12), "
+        "not read"]
+
+
+def test_docx_of_only_embedded_objects_says_so():
+    with pytest.raises(EmptyDocumentError, match=r"scan\.docx.*embedded object oleObject1\.bin: "
+                                                 r"a PDF document"):
+        parse_bytes(docx_with_objects(text=""), "scan.docx")
