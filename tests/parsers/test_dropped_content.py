@@ -315,3 +315,36 @@ def test_docx_of_only_embedded_objects_says_so():
     with pytest.raises(EmptyDocumentError, match=r"scan\.docx.*embedded object oleObject1\.bin: "
                                                  r"a PDF document"):
         parse_bytes(docx_with_objects(text=""), "scan.docx")
+
+
+# --- R10: Outlook messages in Windows code pages -------------------------------------------------
+
+
+@pytest.mark.parametrize(("codepage", "subject", "body", "sender"), [
+    (950, "Budget meeting", "會議記錄：預算已核准", "陳大文"),
+    (874, "Meeting notes", "การประชุม งบประมาณอนุมัติแล้ว", "สมชาย"),
+    (936, "Visit", "朱镕基 visited the plant", "王小明"),  # 镕 is in GBK (cp936), not gb2312
+    (932, "Notice", "①番目の議題", "山田"),  # ① is a Windows (cp932) extension of Shift JIS
+])
+def test_msg_in_windows_code_page_is_decoded(codepage, subject, body, sender):
+    """Issue 31 R10: a message in code page 950 or 874 failed as "damaged Outlook message
+    (.msg): LookupError: unknown encoding: windows-950".
+    """
+    from tests.parsers.msg_writer import INT32, STRING8, build_msg
+
+    codec = f"cp{codepage}"
+    data = build_msg(subject, extra=[(0x3FFD, INT32, codepage),  # PidTagMessageCodepage
+                                     (0x1000, STRING8, body.encode(codec)),
+                                     (0x0C1A, STRING8, sender.encode(codec)),
+                                     (0x0C1F, STRING8, b"sender@example.com")])
+    doc = parse_bytes(data, "message.msg")
+    assert body in doc.text and doc.title == subject
+    assert doc.metadata["from"].endswith("<sender@example.com>")
+
+
+def test_msg_code_page_lookup():
+    from ragbench.parsers.msg import codec_for_codepage
+
+    assert [codec_for_codepage(cp) for cp in (950, 874, 936, 932, 1252, 1251, 65001, 20127)] == [
+        "cp950", "cp874", "gbk", "cp932", "cp1252", "cp1251", "utf_8", "ascii"]
+    assert codec_for_codepage(28592) == "iso8859-2" or "8859" in codec_for_codepage(28592)
