@@ -114,6 +114,18 @@ def _transport_headers(msg: Message) -> MimeMessage:
     return email.parser.HeaderParser(policy=policy.default).parsestr(raw.replace("\r\n", "\n"))
 
 
+def _address(name: str, address: str) -> str:
+    """`Name <address>` as shown in the header block: a non-ASCII name stays readable
+    (`formataddr` would turn it into an RFC 2047 encoded word, `=?utf-8?b?...?=`).
+    """
+    if name.isascii():
+        return formataddr((name, address))
+    if any(ch in name for ch in '()<>[]:;@\\,."'):
+        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+        name = f'"{escaped}"'
+    return f"{name} <{address}>"
+
+
 def _sender(msg: Message) -> str:
     """`Name <address>` of the sender from the MAPI properties (python-oxmsg's as fallback)."""
     props = msg.properties
@@ -121,7 +133,7 @@ def _sender(msg: Message) -> str:
     address = (props.str_prop_value(c.PID_SENDER_SMTP_ADDRESS)
                or props.str_prop_value(c.PID_SENDER_EMAIL_ADDRESS) or "").strip()
     if address:
-        return formataddr((name, address)) if name and name != address else address
+        return _address(name, address) if name and name != address else address
     return name or " ".join((msg.sender or "").split())
 
 
@@ -133,7 +145,7 @@ def _recipients(msg: Message) -> dict[str, str]:
         if kind is None:
             continue
         name, address = " ".join(recipient.name.split()), recipient.email_address.strip()
-        entry = formataddr((name, address)) if name and address and name != address else (
+        entry = _address(name, address) if name and address and name != address else (
             address or name)
         if entry:
             found[kind].append(entry)

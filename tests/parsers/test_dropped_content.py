@@ -339,7 +339,22 @@ def test_msg_in_windows_code_page_is_decoded(codepage, subject, body, sender):
                                      (0x0C1F, STRING8, b"sender@example.com")])
     doc = parse_bytes(data, "message.msg")
     assert body in doc.text and doc.title == subject
-    assert doc.metadata["from"].endswith("<sender@example.com>")
+    assert doc.metadata["from"] == f"{sender} <sender@example.com>"
+    assert f"From: {sender} <sender@example.com>" in doc.text
+
+
+def test_msg_non_ascii_names_stay_readable():
+    """Noticed with R10: a non-ASCII sender or recipient name was shown as an RFC 2047
+    encoded word (`=?utf-8?b?6Zmz5aSn5paH?= <...>`), in the header block and the metadata.
+    """
+    from tests.parsers.msg_writer import build_msg
+
+    data = build_msg("Plan", "Body text.", sender=("陳大文", "chan@example.com"),
+                     to=[("Müller, Hans", "hans@example.de"), ("Ann Lee", "ann@example.com")])
+    doc = parse_bytes(data, "plan.msg")
+    assert doc.metadata["from"] == "陳大文 <chan@example.com>"
+    assert doc.metadata["to"] == '"Müller, Hans" <hans@example.de>, Ann Lee <ann@example.com>'
+    assert "=?utf-8?" not in doc.text
 
 
 def test_msg_code_page_lookup():
