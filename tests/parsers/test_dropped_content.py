@@ -363,3 +363,50 @@ def test_msg_code_page_lookup():
     assert [codec_for_codepage(cp) for cp in (950, 874, 936, 932, 1252, 1251, 65001, 20127)] == [
         "cp950", "cp874", "gbk", "cp932", "cp1252", "cp1251", "utf_8", "ascii"]
     assert codec_for_codepage(28592) == "iso8859-2" or "8859" in codec_for_codepage(28592)
+
+
+# --- R10: stray NUL bytes in text formats --------------------------------------------------------
+
+
+def test_email_with_two_nul_bytes_is_read():
+    """Issue 31 R10: an email with 2 NUL bytes was refused as binary data."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"], message["To"] = "ann@example.com", "bob@example.com"
+    message["Subject"] = "Budget review"
+    message.set_content("The budget was approved on Monday.\n\nThe vendor signs in April.\n")
+    data = message.as_bytes().replace(b"approved", b"approved\x00", 1).replace(
+        b"April.", b"April.\x00", 1)
+    assert data.count(0) == 2
+    doc = parse_bytes(data, "review.eml")
+    assert doc.format == "eml" and "\x00" not in doc.text
+    assert "The budget was approved on Monday." in doc.text
+    assert "The vendor signs in April." in doc.text
+
+
+FILLER = b"The port authority met on Tuesday to plan the new quay. " * 6
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "notes.md", "table.csv", "page.html"])
+def test_text_formats_drop_a_few_nul_bytes(name):
+    data = {"notes.txt": b"Meeting notes\n\nThe harbor crane\x00 arrives in May.\x00\x00\n\n",
+            "notes.md": b"# Meeting notes\n\nThe harbor crane\x00 arrives in May.\x00\x00\n\n",
+            "table.csv": b"item,month,note\nharbor crane\x00,May\x00\x00,",
+            "page.html": b"<html><body><p>The harbor crane\x00 arrives in May.\x00\x00</p><p>"
+            }[name] + FILLER + (b"</p></body></html>" if name == "page.html" else b"\n")
+    assert data.count(0) == 3
+    doc = parse_bytes(data, name)
+    assert "\x00" not in doc.text and "harbor crane" in doc.text and "new quay" in doc.text
+
+
+@pytest.mark.parametrize("data", [
+    b"text with padding" + b"\x00" * 64 + b"more text" * 50,  # NUL runs: a binary record
+    (b"a line of text\n" * 20 + b"\x00") * 20,  # thirteen NULs in the first 4 KiB
+    b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"header text" * 10,
+])
+def test_real_binaries_are_still_refused(data):
+    from ragbench.parsers import UnsupportedFormatError
+
+    with pytest.raises(UnsupportedFormatError, match="binary data|ELF"):
+        parse_bytes(data, "blob.txt")
