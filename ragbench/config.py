@@ -22,8 +22,15 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from annotated_types import Ge, Gt, Le, Lt
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
-from pydantic_core import ErrorDetails
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -52,6 +59,9 @@ EDGE_TYPES = (
 )
 
 BOOL_WORDS = "true/false, yes/no, on/off or 1/0"
+
+_HTTP_URL = re.compile(r"^https?://[^/?#\s]+", re.IGNORECASE)
+"""What `openai_base_url` must start with: the http or https scheme and a host."""
 
 
 class Settings(BaseModel):
@@ -142,6 +152,31 @@ class Settings(BaseModel):
         "SIMILAR_TO,SEQUENTIAL,TOPIC_OVERLAP,TEMPORAL_OVERLAP",
         description="graph mode: comma-separated edge types followed when expanding",
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse `true`/`false` for a number field (pydantic's lax mode would take it as 1/0,
+        so `top_k = true` silently meant one result).
+        """
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = Settings.model_fields[info.field_name].annotation
+            if annotation is int:
+                raise PydanticCustomError("int_from_bool", "a boolean is not a whole number")
+            if annotation is float:
+                raise PydanticCustomError("float_from_bool", "a boolean is not a number")
+        return value
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        """Empty (not set) or an http:// or https:// URL with a host: the OpenAI client would
+        take `file:///...` or a bare host name and fail only at the first request.
+        """
+        url = value.strip()
+        if url and not _HTTP_URL.match(url):
+            raise ValueError("not an http:// or https:// URL (e.g. http://127.0.0.1:8080/v1)")
+        return url
 
     @field_validator("graph_edge_types")
     @classmethod
@@ -359,9 +394,14 @@ def _describe(err: ErrorDetails, layers: dict[str, dict[str, Any]], path: Path) 
     if not loc or loc[0] not in Settings.model_fields:
         return message  # a rule over several fields; its message names them
     name = str(loc[0])
-    shown = "***" if name == "openai_api_key" else repr(err["input"])
+    shown = ("***" if name == "openai_api_key" else repr(redact_url(err["input"]))
+             if name == "openai_base_url" and isinstance(err["input"], str)
+             else repr(err["input"]))
     kind = err["type"]
-    if kind.startswith("bool_"):
+    if kind.endswith("_from_bool"):
+        what = "a whole number" if kind.startswith("int_") else "a number"
+        problem = f"is a boolean, not {what}; valid: {_bounds(name)}"
+    elif kind.startswith("bool_"):
         problem = f"is not a valid boolean; use {BOOL_WORDS}"
     elif kind.startswith("int_"):
         problem = f"is not a whole number; valid: {_bounds(name)}"

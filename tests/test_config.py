@@ -205,6 +205,53 @@ def test_bad_settings_name_the_problem(tmp_path, content, match):
         load_settings(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ("top_k = true\n", r"settings\.toml: top_k=True is a boolean, not a whole number; "
+                           r"valid: 1 <= top_k <= 1000"),
+        ("chunk_size = false\n", r"chunk_size=False is a boolean, not a whole number"),
+        ("hybrid_vector_weight = true\n",
+         r"hybrid_vector_weight=True is a boolean, not a number; valid: 0\.0 <= "),
+    ],
+)
+def test_boolean_for_a_number_is_refused(tmp_path, content, match):
+    """Issue 31 R9: `top_k = true` was taken as 1 (pydantic's lax mode turns a bool into 1/0)."""
+    write(tmp_path, content)
+    assert re.search(match, one_line_error(tmp_path))
+
+
+def test_boolean_for_a_number_is_refused_in_overrides_and_the_model(tmp_path):
+    assert "override top_k=True is a boolean" in one_line_error(tmp_path, top_k=True)
+    with pytest.raises(ValueError, match="boolean"):
+        Settings(top_k=True)
+    assert Settings(top_k=3, hybrid_vector_weight=1).hybrid_vector_weight == 1.0
+    assert Settings(llm_fallback=False).llm_fallback is False  # booleans still take booleans
+
+
+@pytest.mark.parametrize(
+    "url", ["file:///etc/passwd", "ftp://host/v1", "127.0.0.1:8080/v1", "http://", "javascript:x"])
+def test_openai_base_url_must_be_http(tmp_path, url):
+    """Issue 31 R9: `openai_base_url = "file:///..."` was accepted."""
+    write(tmp_path, f'openai_base_url = "{url}"\n')
+    message = one_line_error(tmp_path)
+    assert "openai_base_url=" in message
+    assert "not an http:// or https:// URL" in message
+
+
+def test_openai_base_url_http_https_or_empty(tmp_path, monkeypatch):
+    for url in ("http://127.0.0.1:8080/v1", "HTTPS://api.example.com/v1", ""):
+        write(tmp_path, f'openai_base_url = "{url}"\n')
+        assert load_settings(tmp_path).openai_base_url == url
+    monkeypatch.setenv("OPENAI_BASE_URL", "file:///x")
+    assert "OPENAI_BASE_URL='file:///x' is invalid" in one_line_error(tmp_path)
+
+
+def test_bad_openai_base_url_message_hides_credentials(tmp_path):
+    message = one_line_error(tmp_path, openai_base_url="ftp://user:sk-secret@host/v1")
+    assert "sk-secret" not in message and "ftp://***@host/v1" in message
+
+
 def test_bad_env_number(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGBENCH_TOP_K", "abc")
     message = one_line_error(tmp_path)

@@ -5,7 +5,7 @@ format's module and guarantees that every failure is a `ParseError` subclass who
 names the file and the reason: `UnsupportedFormatError`, `EmptyDocumentError`,
 `EncryptedDocumentError`, or `ParseError` itself for damaged files.
 
-Formats whose module sets `USES_CONTEXT = True` (images, PDF) also get a `ParseContext`: the
+Formats whose module sets `USES_CONTEXT = True` (images, PDF, PPTX) also get a `ParseContext`: the
 file name and the OCR engine chosen by the `ocr` option (tesseract when installed, see `ocr`).
 """
 
@@ -47,7 +47,7 @@ _MODULES: dict[str, str] = {
     "ipynb": "notebook", "xml": "xmlfile", "image": "image",
 }
 
-_OCR_FORMATS = frozenset({"image", "pdf"})
+_OCR_FORMATS = frozenset({"image", "pdf", "pptx"})
 
 
 def get_parser(

@@ -4,11 +4,18 @@ Paragraph styles give the structure: `Title` and `Heading N` become headings (wi
 the document, `Heading N` sits one level below it), list paragraphs (numbering properties or a
 "List" style) are grouped into list blocks whose style comes from the numbering definition,
 and tables become pipe-row table blocks (merged cells repeated, nested tables flattened).
+
+Embedded and linked objects (OLE objects such as a PDF or an Excel sheet placed in the text,
+packaged Office files) are not read: as for an Outlook message's attachments without data,
+each is listed in the metadata `unread` ("embedded object oleObject1.bin: a PDF document
+(AcroExch.Document.DC), not read") and logged, so the user knows content is missing.
 """
 
 from __future__ import annotations
 
 import io
+import logging
+import posixpath
 import re
 import zipfile
 from collections.abc import Iterator
@@ -21,7 +28,15 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from ragbench.models import ParsedDocument
-from ragbench.parsers.base import TextBuilder, add_table, clean_text, strict_to_transitional
+from ragbench.parsers.base import (
+    EmptyDocumentError,
+    TextBuilder,
+    add_table,
+    clean_text,
+    strict_to_transitional,
+)
+
+logger = logging.getLogger(__name__)
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 
@@ -239,6 +254,61 @@ def _side_parts(data: bytes, builder: TextBuilder) -> None:
                     builder.add(f"{label} {note.get(qn('w:id'))}: {text}")
 
 
+_OLE_OBJECT = "{urn:schemas-microsoft-com:office:office}OLEObject"
+_OBJECT_RELS = ("/oleObject", "/package")
+_PROG_IDS = (("acroexch.", "a PDF document"), ("acrobat.", "a PDF document"),
+             ("pdf", "a PDF document"), ("excel.", "an Excel workbook"),
+             ("word.", "a Word document"), ("powerpoint.", "a PowerPoint presentation"),
+             ("visio.", "a Visio drawing"), ("package", "a packaged file"),
+             ("equation.", "an equation (Equation Editor)"))
+_EXTENSIONS = {".pdf": "a PDF document", ".xlsx": "an Excel workbook", ".xlsm":
+               "an Excel workbook", ".xls": "an Excel workbook", ".docx": "a Word document",
+               ".doc": "a Word document", ".pptx": "a PowerPoint presentation",
+               ".vsdx": "a Visio drawing"}
+
+
+def _object_kind(prog_id: str, name: str) -> str:
+    """What an embedded object holds, from its ProgID (else its part name), for `unread`."""
+    lowered = prog_id.lower()
+    for prefix, kind in _PROG_IDS:
+        if lowered.startswith(prefix):
+            return f"{kind} ({prog_id})"
+    kind = _EXTENSIONS.get(posixpath.splitext(name)[1].lower(), "an OLE object")
+    return f"{kind} ({prog_id})" if prog_id else kind
+
+
+def embedded_objects(doc: Document) -> list[str]:
+    """The embedded or linked objects of every part of the package (body, headers, notes),
+    as `unread` lines naming each object and what it holds.
+    """
+    from lxml import etree
+
+    found: list[str] = []
+    for part in doc.part.package.iter_parts():
+        rels = [(rel_id, rel) for rel_id, rel in part.rels.items()
+                if rel.reltype.endswith(_OBJECT_RELS)]
+        if not rels:
+            continue
+        prog_ids: dict[str, str] = {}
+        try:
+            parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+            for node in etree.fromstring(part.blob, parser).iter(_OLE_OBJECT):
+                prog_ids[node.get(_R_ID) or ""] = node.get("ProgID") or ""
+        except etree.XMLSyntaxError:
+            pass
+        for rel_id, rel in rels:
+            prog_id = prog_ids.get(rel_id, "")
+            if rel.is_external:
+                name = rel.target_ref
+                found.append(f"linked object {name}: {_object_kind(prog_id, name)}, not read")
+            else:
+                name = posixpath.basename(str(rel.target_part.partname))
+                found.append(f"embedded object {name}: {_object_kind(prog_id, name)}, not read")
+    for line in found:
+        logger.warning("docx %s", line)
+    return found
+
+
 def parse(data: bytes) -> ParsedDocument:
     """Parse a DOCX into heading, text, list and table blocks with paragraph numbers, then
     headers/footers, footnotes, endnotes and comments (text boxes and equations stay with
@@ -295,4 +365,8 @@ def parse(data: bytes) -> ParsedDocument:
     if not title:
         title = next((builder.text[b.start_char : b.end_char] for b in builder.blocks
                       if b.chunk_type == "heading"), None)
-    return builder.build("docx", title=core_title or title)
+    unread = embedded_objects(doc)
+    if not builder.text.strip() and unread:
+        raise EmptyDocumentError(f"no extractable text: {'; '.join(unread)}")
+    return builder.build("docx", title=core_title or title,
+                         metadata={"unread": unread} if unread else None)

@@ -51,7 +51,7 @@ def _description(image: Image.Image) -> str:
     return "; ".join(dict.fromkeys(found))
 
 
-def _open(data: bytes) -> Image.Image:
+def open_image(data: bytes) -> Image.Image:
     """Open and fully decode the image; damaged or oversized files raise `ParseError`."""
     try:
         with warnings.catch_warnings():
@@ -68,7 +68,7 @@ def _open(data: bytes) -> Image.Image:
 def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
     """Parse an image: a `media` block naming it, then the OCR text as `media` blocks."""
     context = context or ParseContext()
-    image = _open(data)
+    image = open_image(data)
     name = PurePath(context.filename).name or "image"
     if context.ocr is None:
         raise ParseError(f"an image becomes text only through OCR: {context.ocr_unavailable}")

@@ -13,10 +13,17 @@ recipient table (To/Cc by recipient type) or the display lists, the submit or de
 What is not read is said, not dropped silently: an RTF-only body (compressed RTF) and
 attachments without data of their own (embedded Outlook messages, links, OLE objects) are
 listed in the metadata `unread` and logged.
+
+8-bit strings (PtypString8) are in the message's Windows code page (PidTagMessageCodepage,
+PidTagInternetCodepage). python-oxmsg names some code pages by labels Python has no codec for
+("windows-950", "windows-874") or by a stricter relative ("gb2312" for 936, "shift_jis" for
+932, which lack Windows' extra characters), so `codec_for_codepage` maps them to Python's
+Windows codecs (cp950, cp874, gbk, cp932, ...) and is installed as its code page lookup.
 """
 
 from __future__ import annotations
 
+import codecs
 import email.parser
 import logging
 import mimetypes
@@ -27,6 +34,7 @@ from email.utils import format_datetime, formataddr
 
 from oxmsg import Message
 from oxmsg.domain import constants as c
+from oxmsg.domain import encodings as oxmsg_encodings
 
 from ragbench.models import ParsedDocument, RawAttachment
 from ragbench.parsers.base import (
@@ -48,6 +56,35 @@ _MIN_SIZE = 1536  # olefile's smallest compound file
 _RECIPIENT_TYPES = {1: "To", 2: "Cc"}  # PidTagRecipientType; 3 (Bcc) is not shown, as in .eml
 _ATTACH_METHODS = {2: "a link to a file", 3: "a link to a file", 4: "a link to a file",
                    5: "an embedded Outlook message", 6: "an embedded OLE object"}
+
+
+_WINDOWS_CODECS: dict[int, str] = {
+    874: "cp874", 932: "cp932", 936: "gbk", 949: "cp949", 950: "cp950", 720: "cp720",
+    1361: "johab", 20127: "ascii", 20866: "koi8_r", 21866: "koi8_u", 28591: "latin_1",
+    10000: "mac_roman", 10006: "mac_greek", 10007: "mac_cyrillic", 10029: "mac_latin2",
+    10079: "mac_iceland", 10081: "mac_turkish", 54936: "gb18030", 65001: "utf_8",
+}
+"""Windows code pages whose Python codec python-oxmsg names wrongly (no codec by that label,
+or a stricter relative); code pages 1250-1258 and the others Python knows as `cp<N>` need no
+entry."""
+
+_oxmsg_codec = oxmsg_encodings.encoding_from_codepage
+
+
+def codec_for_codepage(codepage: int) -> str:
+    """The Python codec for Windows code page `codepage` (raises python-oxmsg's errors for a
+    code page Python cannot decode, as python-oxmsg does).
+    """
+    if codepage in _WINDOWS_CODECS:
+        return _WINDOWS_CODECS[codepage]
+    try:
+        return codecs.lookup(f"cp{codepage}").name
+    except LookupError:
+        return _oxmsg_codec(codepage)
+
+
+# python-oxmsg looks the code page up through this module attribute when it decodes strings
+oxmsg_encodings.encoding_from_codepage = codec_for_codepage
 
 
 def _load(data: bytes) -> Message:
@@ -77,6 +114,18 @@ def _transport_headers(msg: Message) -> MimeMessage:
     return email.parser.HeaderParser(policy=policy.default).parsestr(raw.replace("\r\n", "\n"))
 
 
+def _address(name: str, address: str) -> str:
+    """`Name <address>` as shown in the header block: a non-ASCII name stays readable
+    (`formataddr` would turn it into an RFC 2047 encoded word, `=?utf-8?b?...?=`).
+    """
+    if name.isascii():
+        return formataddr((name, address))
+    if any(ch in name for ch in '()<>[]:;@\\,."'):
+        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+        name = f'"{escaped}"'
+    return f"{name} <{address}>"
+
+
 def _sender(msg: Message) -> str:
     """`Name <address>` of the sender from the MAPI properties (python-oxmsg's as fallback)."""
     props = msg.properties
@@ -84,7 +133,7 @@ def _sender(msg: Message) -> str:
     address = (props.str_prop_value(c.PID_SENDER_SMTP_ADDRESS)
                or props.str_prop_value(c.PID_SENDER_EMAIL_ADDRESS) or "").strip()
     if address:
-        return formataddr((name, address)) if name and name != address else address
+        return _address(name, address) if name and name != address else address
     return name or " ".join((msg.sender or "").split())
 
 
@@ -96,7 +145,7 @@ def _recipients(msg: Message) -> dict[str, str]:
         if kind is None:
             continue
         name, address = " ".join(recipient.name.split()), recipient.email_address.strip()
-        entry = formataddr((name, address)) if name and address and name != address else (
+        entry = _address(name, address) if name and address and name != address else (
             address or name)
         if entry:
             found[kind].append(entry)

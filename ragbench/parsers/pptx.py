@@ -4,19 +4,50 @@ A slide's title is a level-1 heading (the hierarchy restarts at each slide); oth
 read top to bottom, left to right (groups recursively). Text frames split into text and list
 blocks: a paragraph is a list item when it has an explicit bullet or number, or inherits one
 as part of a body placeholder. Tables become pipe-row table blocks; speaker notes a text block.
+
+Slide comments (the comment parts of the package: legacy `ppt/comments/comment*.xml` and the
+modern threaded `modernComment_*.xml`, with their replies) follow the notes as
+"Comment (author): text" blocks carrying the slide's number.
+
+A slide whose only content is pictures (a scanned or exported deck) has them read by OCR
+(`ParseContext.ocr`, as for scanned PDF pages) into `media` blocks, listed in the metadata
+`ocr_slides`. Without OCR those pictures are listed in the metadata `unread` with the reason,
+and a deck made only of them fails saying how many pictures were not read and why.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import defusedxml.ElementTree as DET
 import pptx
 from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
+from pptx.shapes.picture import Picture
 
 from ragbench.models import ParsedDocument
-from ragbench.parsers.base import TextBuilder, add_table, clean_text, strict_to_transitional
+from ragbench.parsers.base import (
+    EmptyDocumentError,
+    ParseContext,
+    ParseError,
+    TextBuilder,
+    add_table,
+    clean_text,
+    strict_to_transitional,
+)
+from ragbench.parsers.text import paragraphs
+
+logger = logging.getLogger(__name__)
+
+USES_CONTEXT = True
+
+MAX_OCR_PICTURES = 200
+"""Pictures recognized per deck (a few seconds each); the rest are listed in `unread`."""
+
+MIN_OCR_SIDE = 32
+"""Pictures narrower or lower than this many pixels (bullets, icons) are not recognized."""
 
 _GENERIC_TITLES = frozenset({"powerpoint presentation", "presentation", "slide 1"})
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -140,13 +171,147 @@ def _shape(builder: TextBuilder, shape: Any, slide: int) -> None:
         _text_frame(builder, shape.text_frame, _placeholder_type(shape) in _BULLETED, slide)
 
 
-def parse(data: bytes) -> ParsedDocument:
-    """Parse a PPTX into per-slide heading, text, list and table blocks."""
+def _local(tag: Any) -> str:
+    """An XML tag without its namespace."""
+    return str(tag).rsplit("}", 1)[-1]
+
+
+def _xml(blob: bytes) -> Any:
+    """The root of a package part's XML (defusedxml: entity declarations refused), or None."""
+    try:
+        return DET.fromstring(blob)
+    except Exception as e:  # a damaged or hostile comment part costs its comments only
+        logger.warning("pptx comment part not read: %s", e)
+        return None
+
+
+def _related(part: Any, kind: str) -> Iterator[Any]:
+    """The internal parts `part` relates to with a relationship type ending in `/kind`."""
+    for rel in list(part.rels.values()):
+        if not rel.is_external and rel.reltype.endswith(f"/{kind}"):
+            try:
+                yield rel.target_part
+            except (KeyError, ValueError):
+                continue
+
+
+def _comment_authors(presentation: Any) -> dict[str, str]:
+    """Comment author ids (legacy numeric, modern GUID) to names."""
+    authors: dict[str, str] = {}
+    for kind in ("commentAuthors", "authors"):
+        for part in _related(presentation.part, kind):
+            root = _xml(part.blob)
+            for node in root.iter() if root is not None else ():
+                if _local(node.tag) in ("cmAuthor", "author") and node.get("id") is not None:
+                    name = " ".join((node.get("name") or node.get("initials") or "").split())
+                    authors[str(node.get("id"))] = name
+    return authors
+
+
+def _comment_text(node: Any) -> str:
+    """The text of one comment or reply: its `p:text` (legacy) or `txBody` paragraphs."""
+    for child in node:
+        if _local(child.tag) == "text":
+            return " ".join(clean_text(child.text or "").split())
+        if _local(child.tag) == "txBody":
+            lines = ["".join(t.text or "" for t in p.iter(f"{_A}t")) for p in child.iter(f"{_A}p")]
+            return " ".join(" ".join(clean_text(line).split()) for line in lines if line.strip())
+    return ""
+
+
+def _comments(slide: Any, authors: dict[str, str]) -> list[str]:
+    """The slide's comments, each with its replies, as "Comment (author): text" lines."""
+    found: list[str] = []
+    for part in _related(slide.part, "comments"):
+        root = _xml(part.blob)
+        for comment in root.iter() if root is not None else ():
+            if _local(comment.tag) != "cm":
+                continue
+            lines = []
+            for node, label in [(comment, "Comment"), *(
+                    (reply, "Reply") for reply in comment.iter() if _local(reply.tag) == "reply")]:
+                text = _comment_text(node)
+                if text:
+                    author = authors.get(str(node.get("authorId")), "")
+                    lines.append(f"{label}{f' ({author})' if author else ''}: {text}")
+            if lines:
+                found.append("\n".join(lines))
+    return found
+
+
+def _pictures(slide: Any) -> list[Any]:
+    """The picture shapes of a slide (groups expanded, picture placeholders included)."""
+    return [shape for shape in _ordered(slide.shapes) if isinstance(shape, Picture)]
+
+
+class _Ocr:
+    """OCR of the pictures of picture-only slides, within `MAX_OCR_PICTURES`."""
+
+    def __init__(self, builder: TextBuilder, context: ParseContext) -> None:
+        self.builder = builder
+        self.engine = context.ocr
+        self.why_not = context.ocr_unavailable
+        self.done = 0
+        self.slides: list[str] = []
+        self.unread: dict[str, list[int]] = {}  # reason: slide numbers (one per picture)
+
+    def _skip(self, reason: str, slide: int) -> None:
+        self.unread.setdefault(reason, []).append(slide)
+
+    def slide(self, pictures: list[Any], number: int) -> None:
+        """Recognize the pictures of slide `number` into `media` blocks."""
+        from ragbench.parsers.image import open_image
+        from ragbench.parsers.ocr import OcrError
+
+        recognized = False
+        for shape in pictures:
+            if self.engine is None:
+                self._skip(f"OCR off/unavailable: {self.why_not}", number)
+                continue
+            if self.done >= MAX_OCR_PICTURES:
+                self._skip(f"over the OCR limit of {MAX_OCR_PICTURES} pictures per deck", number)
+                continue
+            try:
+                image = open_image(shape.image.blob)
+                if min(image.size) < MIN_OCR_SIDE:
+                    continue
+                self.done += 1
+                text = clean_text(self.engine.recognize(image))
+            except (ParseError, OcrError, KeyError, ValueError, AttributeError) as e:
+                logger.warning("pptx slide %d: picture not read: %s", number, e)
+                self._skip(f"unreadable or OCR failed ({e})", number)
+                continue
+            for index, (_, paragraph) in enumerate(paragraphs(text), start=1):
+                self.builder.add(paragraph, "media", slide_number=number,
+                                 paragraph_number=index)
+                recognized = True
+        if recognized:
+            self.slides.append(str(number))
+
+    def notes(self) -> list[str]:
+        """The `unread` lines: "N pictures on slides a, b not read (reason)"."""
+        lines = []
+        for reason, slides in self.unread.items():
+            count = len(slides)
+            where = ", ".join(str(n) for n in dict.fromkeys(slides))
+            lines.append(f"{count} picture{'s' if count != 1 else ''} on slide"
+                         f"{'s' if len(set(slides)) != 1 else ''} {where} not read ({reason})")
+        return lines
+
+
+def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
+    """Parse a PPTX into per-slide heading, text, list and table blocks, then notes and
+    comments; the pictures of picture-only slides go through OCR (see the module docstring).
+    """
+    context = context or ParseContext()
     presentation = pptx.Presentation(io.BytesIO(strict_to_transitional(data)))
     builder = TextBuilder()
+    ocr = _Ocr(builder, context)
+    authors = _comment_authors(presentation)
     first_title: str | None = None
     for number, slide in enumerate(presentation.slides, start=1):
         builder.clear_headings()
+        first_block = len(builder.blocks)
         title_shape = None
         for shape in slide.placeholders:
             if _placeholder_type(shape) in _TITLES and shape.has_text_frame:
@@ -159,13 +324,28 @@ def parse(data: bytes) -> ParsedDocument:
         for shape in _ordered(slide.shapes):
             if title_shape is None or shape.shape_id != title_shape.shape_id:
                 _shape(builder, shape, number)
+        if all(block.chunk_type == "media" for block in builder.blocks[first_block:]):
+            pictures = _pictures(slide)  # nothing but pictures (and their alt text)
+            if pictures:
+                ocr.slide(pictures, number)
         if slide.has_notes_slide:
             frame = slide.notes_slide.notes_text_frame
             notes = clean_text(frame.text).strip() if frame is not None else ""
             if notes:
                 builder.add(f"Notes: {notes}", slide_number=number)
+        for comment in _comments(slide, authors):
+            builder.add(comment, slide_number=number)
     core_title = (presentation.core_properties.title or "").strip()
     if core_title.lower() in _GENERIC_TITLES:
         core_title = ""
-    slides = len(presentation.slides)
-    return builder.build("pptx", title=core_title or first_title, metadata={"slides": slides})
+    metadata: dict[str, Any] = {"slides": len(presentation.slides)}
+    unread = ocr.notes()
+    if not builder.text.strip() and unread:
+        raise EmptyDocumentError(f"no extractable text: {'; '.join(unread)}")
+    if ocr.slides and ocr.engine is not None:
+        metadata["ocr_slides"] = ocr.slides
+        metadata["ocr_engine"] = ocr.engine.name
+    if unread:
+        metadata["unread"] = unread
+        logger.warning("pptx pictures not read: %s", "; ".join(unread))
+    return builder.build("pptx", title=core_title or first_title, metadata=metadata)

@@ -1,10 +1,10 @@
 """Text decoding shared by the text formats, and the plain-text parser.
 
 `decode_text` turns bytes of unknown encoding into `str`: a byte-order mark decides first, then
-the NUL pattern of BOM-less UTF-16/32, then strict UTF-8; anything else goes to
-charset-normalizer, whose near-tied Latin guesses are resolved in favour of cp1252 (its usual
-pick, cp1250, turns Western text into mojibake such as "trčs" for "très"). UTF-8 that was
-once mis-decoded and saved again ("â€“" for "–") is repaired.
+the NUL pattern of BOM-less UTF-16/32, then strict UTF-8 (a few stray NUL bytes are dropped);
+anything else goes to charset-normalizer, whose near-tied Latin guesses are resolved in favour
+of cp1252 (its usual pick, cp1250, turns Western text into mojibake such as "trčs" for "très").
+UTF-8 that was once mis-decoded and saved again ("â€“" for "–") is repaired.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _SAMPLE = 4096
+STRAY_NULS = 8
+"""NUL bytes a text may hold in its first 4 KiB (a mail client or a copy/paste put them there;
+they are dropped when the text is decoded) before it counts as binary; a binary file has far
+more, and its control codes (NUL included: over 5% of the bytes) give it away as well."""
 _DETECT_SAMPLE = 256 * 1024
 _HARMLESS_CONTROLS = frozenset(b"\t\n\r\f\v\x1b\x08")
 _LIST_LINE = re.compile(r"^\s*(?:([-*+\u2022\u25cf\u25aa])|\d{1,3}[.)])\s+\S")
@@ -76,11 +80,14 @@ def utf_encoding(data: bytes) -> str | None:
 
 
 def looks_binary(data: bytes) -> bool:
-    """True for data that is not text in any encoding we read (NUL bytes, control codes)."""
+    """True for data that is not text in any encoding we read: more NUL bytes than a few
+    stray ones (`STRAY_NULS`), or more than 5% control codes.
+    """
     if utf_encoding(data) is not None:
         return False
     sample = data[:_SAMPLE]
-    if sample.count(0) > len(sample) // 1000:  # tolerate a stray NUL in a long text
+    nuls = sample.count(0)
+    if nuls > max(STRAY_NULS, len(sample) // 1000):
         return True
     controls = sum(1 for byte in sample if byte < 32 and byte not in _HARMLESS_CONTROLS)
     return controls > 0.05 * len(sample)

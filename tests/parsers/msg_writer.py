@@ -17,16 +17,18 @@ from datetime import UTC, datetime
 SECTOR, MINI, CUTOFF = 512, 64, 4096
 FREE, END, FATSECT, NOSTREAM = 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD, 0xFFFFFFFF
 STRING, BINARY, INT32, TIME = 0x001F, 0x0102, 0x0003, 0x0040
+STRING8 = 0x001E  # 8-bit string in the message's code page: the value given as encoded bytes
 
 
 def _props(values: list[tuple[int, int, object]], header: bytes, tree: dict) -> None:
     """Add the properties stream (after `header`) and the value streams of `values` to `tree`."""
     entries = b""
     for pid, ptyp, value in values:
-        if ptyp in (STRING, BINARY):
+        if ptyp in (STRING, STRING8, BINARY):
             raw = value.encode("utf-16-le") if ptyp == STRING else bytes(value)
             tree[f"__substg1.0_{pid:04X}{ptyp:04X}"] = raw
-            payload = struct.pack("<II", len(raw) + (2 if ptyp == STRING else 0), 0)
+            terminator = {STRING: 2, STRING8: 1}.get(ptyp, 0)
+            payload = struct.pack("<II", len(raw) + terminator, 0)
         elif ptyp == TIME:
             ticks = int((value - datetime(1601, 1, 1, tzinfo=UTC)).total_seconds()) * 10**7
             payload = struct.pack("<Q", ticks)
