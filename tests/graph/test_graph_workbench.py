@@ -127,6 +127,17 @@ def test_contradictions_find_the_planted_conflicts(demo):
                         .lower() for f in only)
 
 
+def test_the_demo_list_holds_no_statement_against_itself_or_another_event(demo):
+    """issue 31 walk: #7, #9 and #10 of the demo's list were false: the roadmap's approval
+    date against a meeting date, ADR phase 1's window against the EU cluster's ready date,
+    and the analyst's copy of the principles' Enterprise row flagged as its negation."""
+    findings = demo.graph.contradictions()
+    assert not _found(findings, "date", "Approved by the leadership team", "March 3")
+    assert not _found(findings, "date", "Staging cluster", "March 20, 2026")
+    assert not [f for f in findings if f.type == "negation"]
+    assert _found(findings, "date", "April 2026", "March 15, 2026")  # C2 stays
+
+
 def test_spec_contradiction_check_flags_lens_pairs(demo):
     spec = [f for f in demo.graph.contradictions(include_spec=True)
             if f.type in ("conversational_vs_structured", "engineering_vs_product")]
