@@ -224,6 +224,16 @@ def test_answers_carry_potential_contradictions_as_a_synthesized_source(demo):
     assert not quiet.answers.ask("When does Tidepool reach general availability?").contradictions
 
 
+def test_an_answer_lists_only_the_disagreements_about_its_question(demo):
+    """issue 31 walk: "13 potential contradictions for one question" (every finding among
+    the retrieved chunks, the same disagreement once per document pair)."""
+    response = demo.answers.ask("How many paying customers does Orrery Works have?")
+    assert [f["title"] for f in response.contradictions] == [
+        "paying customers: 410 vs Approximately 380"]
+    wide = demo.answers.ask("Where do the sources disagree?").contradictions
+    assert 1 < len(wide) <= 5 and len({f["group"] for f in wide}) == len(wide)
+
+
 def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
     looser = Workbench(demo.workspace, demo.settings.model_copy(
         update={"graph_similarity_threshold": 0.6}))
