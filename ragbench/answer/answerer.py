@@ -360,7 +360,7 @@ class Answerer:
         if references and found:
             start = time.perf_counter()
             response.references, response.references_method = evaluate_references(
-                response.answer, results, model)
+                response.answer_with_ids, results, model)
             timings["references_ms"] = (time.perf_counter() - start) * 1000
         response.timings = {k: round(v, 1) for k, v in timings.items()}
         return response

@@ -234,6 +234,16 @@ def test_an_answer_lists_only_the_disagreements_about_its_question(demo):
     assert 1 < len(wide) <= 5 and len({f["group"] for f in wide}) == len(wide)
 
 
+def test_an_answer_s_references_are_its_cited_chunks_each_with_its_statement(demo):
+    """issue 31 walk: most references supported the same sentence, an uncited chunk at 1.0."""
+    response = demo.answers.ask("When does the Postgres 16 migration finish?")
+    cited = {s.id for s in response.sources if s.number}
+    assert response.references_method == "attribution" and response.references
+    assert {r.chunk_id for r in response.references} <= cited
+    said = [r.description for r in response.references]
+    assert len(set(said)) == len(said)
+
+
 def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
     looser = Workbench(demo.workspace, demo.settings.model_copy(
         update={"graph_similarity_threshold": 0.6}))
