@@ -42,6 +42,7 @@ from ragbench.answer.disagreement import (
     relevant,
 )
 from ragbench.answer.disagreement import disagreement_text as _disagreement_text
+from ragbench.answer.disagreement import listed as listed_findings
 from ragbench.answer.extractive import (
     MIN_COVERAGE,
     NOT_FOUND,
@@ -318,7 +319,8 @@ class Answerer:
             valid_ids += [r.chunk_id for r in disputing]
             findings = [f for f in findings  # both sides citable (within the filters)
                         if all(side["chunk_id"] in valid_ids for side in f.chunks)]
-            response.contradictions = [f.model_dump() for f in findings]
+            response.contradictions = [f.model_dump() for f in listed_findings(  # the asked
+                question, findings, asked.subject if asked.kind == "disagreement" else None)]
             timings["contradictions_ms"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         model: ChatModel | None = None
@@ -358,7 +360,7 @@ class Answerer:
         if references and found:
             start = time.perf_counter()
             response.references, response.references_method = evaluate_references(
-                response.answer, results, model)
+                response.answer_with_ids, results, model)
             timings["references_ms"] = (time.perf_counter() - start) * 1000
         response.timings = {k: round(v, 1) for k, v in timings.items()}
         return response

@@ -32,6 +32,7 @@ from typing import Any
 from ragbench.answer.extractive import Extract, question_terms
 from ragbench.contradictions import Finding
 from ragbench.contradictions.detector import place_nouns
+from ragbench.contradictions.values import MILESTONE_STEMS
 from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult
 from ragbench.writing.passages import clean, passages
@@ -187,6 +188,33 @@ def about(subject: str, findings: Sequence[Finding], limit: int = MAX_STATED) ->
         if not keys & seen:
             out.append(f)
             seen |= keys
+    return out[:limit]
+
+
+MAX_LISTED = 5
+"""At most this many findings are listed with an answer (`ChatResponse.contradictions`)."""
+
+
+def listed(question: str, findings: Sequence[Finding], subject: str | None = None,
+           limit: int = MAX_LISTED) -> list[Finding]:
+    """The findings an answer lists: those whose disputed subject shares a word with the
+    question, or for "where do the sources disagree (about X)?" (`subject` given, empty
+    for no X: all) with X, ranked as `about` ranks them; each disagreement once (one per
+    disputed value pair: the same `group`, or what it disputes, seen in other documents),
+    at most `limit`. The answer's text states fewer (`relevant`, `MAX_STATED`).
+    """
+    asked = question if subject is None else subject
+    if wanted := question_terms(asked):  # what is disputed is what is asked, not a side's
+        findings = [f for f in findings  # other words ("Orrery Works" in a table row), nor
+                    if (set(content_words(f"{f.topic} {f.subject or ''}")) & wanted)
+                    - MILESTONE_STEMS]  # only a milestone ("Tidepool GA" for Almanac's GA)
+    found = about(asked, findings, len(findings))
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for f in found:
+        if not f.group or f.group not in seen:
+            out.append(f)
+            seen.add(f.group)
     return out[:limit]
 
 

@@ -1,9 +1,12 @@
 """Which retrieved chunks shaped an answer, and how much (specs/000 references).
 
-Without a model: a deterministic attribution from the answer's sentences to each chunk's words
-(the share of a sentence's content words found in the chunk, best sentence wins). With a model:
-a JSON-returning evaluation prompt whose output is validated (known chunk ids only), clamped to
-[0, 1] and, when malformed, replaced by the deterministic attribution.
+Without a model: a deterministic attribution by citation, as report parts have it: one
+reference per chunk the answer cites ([C:<chunk_id>]), none for the others, each naming the
+statement citing it that the chunk covers best (the share of the statement's content words
+found in the chunk, at least 0.1). Only a text without chunk citations falls back to word
+coverage of its sentences (a large uncited chunk covers any short sentence: it was 1.0).
+With a model: a JSON-returning evaluation prompt whose output is validated (known chunk ids
+only), clamped to [0, 1] and, when malformed, replaced by the deterministic attribution.
 """
 
 from __future__ import annotations
@@ -29,10 +32,23 @@ class Reference(BaseModel):
     relevance: float = Field(ge=0.0, le=1.0)
 
 
+_CHUNK_CITE = re.compile(r"\[C:([0-9a-fA-F]+)\]")
+
+
+def _quote(statement: str) -> str:
+    quote = " ".join(statement.split())
+    return quote if len(quote) <= 90 else quote[:87] + "..."
+
+
 def attribute(
     answer: str, chunks: Sequence[RetrievalResult], floor: float = 0.2
 ) -> list[Reference]:
-    """Deterministic references: per chunk, its best coverage of an answer sentence."""
+    """Deterministic references: for an answer citing chunks ([C:<chunk_id>], as
+    `ChatResponse.answer_with_ids`), one per cited chunk with the statement citing it
+    (`cited_attribution`); else per chunk, its best coverage of an answer sentence.
+    """
+    if _CHUNK_CITE.search(answer):
+        return cited_attribution(answer, chunks)
     sentences = [s for s in split_sentences(_CITE.sub("", answer)) if content_words(s)]
     refs: list[Reference] = []
     for chunk in chunks:
@@ -44,10 +60,31 @@ def attribute(
             if share > best:
                 best, best_sentence = share, sentence
         if best >= floor:
-            quote = " ".join(best_sentence.split())
-            quote = quote if len(quote) <= 90 else quote[:87] + "..."
             refs.append(Reference(chunk_id=chunk.chunk_id, relevance=round(best, 3),
-                                  description=f'supports "{quote}"'))
+                                  description=f'supports "{_quote(best_sentence)}"'))
+    return sorted(refs, key=lambda r: -r.relevance)
+
+
+def cited_attribution(answer: str, chunks: Sequence[RetrievalResult]) -> list[Reference]:
+    """One reference per chunk the answer cites, none for the others: relevance is the
+    chunk's best coverage of a statement citing it (the share of the statement's content
+    words the chunk contains, at least 0.1), and the description names that statement.
+    A statement is the text before its citations ("... March 15, 2026. [C:...]").
+    """
+    by_id = {c.chunk_id: c for c in chunks}
+    best: dict[str, tuple[float, str]] = {}
+    for piece in re.split(r"(?<=\])(?=[^\[])|\n", answer):
+        statement = _CITE.sub("", piece).replace("**", "").strip(" \t;,|*-")
+        terms = set(content_words(statement))
+        for cid in dict.fromkeys(c.lower() for c in _CHUNK_CITE.findall(piece)):
+            if cid not in by_id or not terms:
+                continue
+            share = len(terms & set(content_words(by_id[cid].text))) / len(terms)
+            if cid not in best or share > best[cid][0]:
+                best[cid] = (share, statement)
+    refs = [Reference(chunk_id=cid, relevance=round(max(0.1, share), 3),
+                      description=f'supports "{_quote(statement)}"')
+            for cid, (share, statement) in best.items()]
     return sorted(refs, key=lambda r: -r.relevance)
 
 

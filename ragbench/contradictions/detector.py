@@ -24,7 +24,10 @@ Two layers:
 Two statements are not compared when the values are for different periods ("10% in Q2 2026"
 and "15% by Q4 2026"), count different units, or the shared noun carries different names
 ("Frankfurt region" and "US data region"); the words about a value stop at the neighbouring
-values and, in prose, at the end of its clause (`values.py`).
+values and, in prose, at the end of its clause (`values.py`). A statement is never disputed by
+itself or a word-for-word copy of it (`_restates`), a negation must deny something the other
+side says (`_denied`), and two dates must date the same event (`_same_event`: a record's date
+is not an event's; a window such as "5–30 Jan 2026" meets a single date only on a milestone).
 
 Every finding carries the topic, the type, both chunks with the conflicting sentence, its
 offsets and its disputed value, and the lens authority order of specs/002 to say which side
@@ -65,7 +68,7 @@ from ragbench.contradictions.values import (
     written_words,
 )
 from ragbench.graph.terms import parse_date
-from ragbench.lexical import STOPWORDS, content_words, stem, term_words
+from ragbench.lexical import STOPWORDS, WORD, content_words, stem, term_words
 
 __all__ = ["AUTHORITY", "Claim", "Finding", "Value", "amounts", "claims", "conflicts",
            "matches_topic", "rank", "spec_findings", "unwrap"]
@@ -120,6 +123,10 @@ class Claim(BaseModel):
     common: frozenset[str] = frozenset()
     places: dict[str, str] = {}
     """Places the sentence puts something in ("in Frankfurt"): lower case -> as written."""
+    words: str = ""
+    """The sentence's words and numbers, lower case, one space between (`_restates`)."""
+    denied: frozenset[str] = frozenset()
+    """Stems of the words in the clause of the negation, what it denies (`_denies`)."""
 
 
 def _places(sentence: str) -> dict[str, str]:
@@ -214,8 +221,32 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
             priority=bool(marker) and "priorit" in sentence.lower(),
             priority_subject=frozenset(about), priority_words=about,
             common=common, places=_places(sentence),
+            words=" ".join(w.lower() for w in WORD.findall(sentence)),
+            denied=_denied(sentence),
         ))
     return out
+
+
+_CLAUSE = re.compile(r"[,;:|()\u2014]|\s[-\u2013]\s")
+
+
+def _denied(sentence: str) -> frozenset[str]:
+    """Stems of the content words in the clauses that hold a negation: "Sell on value, not
+    seats" denies seats, not value; "will not move to $59" denies the move.
+    """
+    out: set[str] = set()
+    for clause in _CLAUSE.split(sentence):
+        if _NEGATION.search(clause):
+            out |= {stem(w) for w in term_words(clause)}
+    return frozenset(out)
+
+
+def _restates(a: Claim, b: Claim) -> bool:
+    """One statement repeats the other word for word (a quote, a table row copied into a
+    brief, the same sentence in two documents): a statement is never disputed by itself.
+    """
+    short, long_ = sorted((a.words, b.words), key=len)
+    return bool(short) and f" {short} " in f" {long_} "
 
 
 def _near(x: frozenset[str], y: frozenset[str], common: frozenset[str]) -> bool:
@@ -229,13 +260,36 @@ def _near(x: frozenset[str], y: frozenset[str], common: frozenset[str]) -> bool:
             and bool(shared & (common | MILESTONE_STEMS)))
 
 
+_RECORD = frozenset(stem(w) for w in (
+    "approved", "updated", "dated", "wrote", "written", "sent", "revised", "published"))
+"""Words that make a date the date of a record (approved, sent, revised...), not of an event
+the record speaks of."""
+
+
+def _same_event(x: Value, y: Value) -> bool:
+    """Two dates can date the same event: both or neither the date of a record ("Approved by
+    the leadership team, 20 January 2026" is not when the team next meets), and a window
+    ("5–30 Jan 2026": when something runs) against a single date only when both name the
+    milestone ("cutover 7–15 Mar" and "cutover to finish in April"), not only the thing
+    ("Staging cluster on Postgres 16, 5–30 Jan" and "Postgres 16 cluster ready March 20").
+    """
+    if not x.kind[:1].isdigit():
+        return True  # amounts
+    if bool(x.context & _RECORD) != bool(y.context & _RECORD):
+        return False
+    return x.window == y.window or bool(x.context & y.context & MILESTONE_STEMS)
+
+
 def _pick(pairs: Sequence[tuple[Value, Value]], a: Claim, b: Claim) -> tuple[Value, Value] | None:
-    """The first pair of values about the same thing whose intervals do not overlap and that
-    do not name different targets (`_different_targets`): the disputed values.
+    """The first pair of values about the same thing and the same event (`_same_event`) whose
+    intervals do not overlap and that do not name different targets (`_different_targets`):
+    the disputed values.
     """
     for x, y in pairs:
         if ((x.yearless or y.yearless) and max(x.hi - x.lo, y.hi - y.lo) > 0):
             continue  # a day without its year against a quarter or a year: too loose
+        if not _same_event(x, y):
+            continue
         if (x.hi < y.lo or y.hi < x.lo) and not _different_targets(a.text, b.text,
                                                                      x.context & y.context):
             return x, y
@@ -384,9 +438,12 @@ def _kind(a: Claim, b: Claim, places: bool = False,
     if figures := _amounts_conflict(a, b):
         return "number", *figures
     union = a.subject | b.subject
+    negated, other = (a, b) if a.negated else (b, a)
     if (a.negated != b.negated and min(len(a.subject), len(b.subject)) >= 4
-            and len(a.subject & b.subject) >= 0.6 * len(union)):
-        return "negation", None, None  # near-identical statements, one of them negated
+            and len(a.subject & b.subject) >= 0.6 * len(union)
+            and negated.denied & other.subject):
+        # near-identical statements, one of them denying something the other says
+        return "negation", None, None
     if places and (where := _places_conflict(a, b)):
         return "place", *where
     return None
@@ -470,7 +527,7 @@ def conflicts(
     findings: dict[tuple[str, ...], Finding] = {}
     for x, y in chunk_pairs:
         for a, b in _comparable(by_chunk.get(x, []), by_chunk.get(y, []), places):
-            if a.root_id == b.root_id:
+            if a.root_id == b.root_id or _restates(a, b):
                 continue
             shared = _about_same(a, b, min_shared)
             found = _kind(a, b, places) if shared else None

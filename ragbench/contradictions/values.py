@@ -64,6 +64,13 @@ _TIME_SPAN = re.compile(
     re.I)
 _MONTH_WORD = re.compile(_MONTH, re.I)
 _MONTH_RANGE = re.compile(_MONTH + r"\s*(?:to|through|until|-|\u2013)\s*$", re.I)
+_DAY_RANGE_BEFORE = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?:\s+{_MONTH}\.?)?\s*(?:-|\u2013|to|through|until)\s*$", re.I)
+"""The first day of a window written before its last one: "5–" of "5–30 Jan 2026", "16 Feb–"
+of "16 Feb–6 Mar 2026" (the month group, if any, is the first day's month)."""
+_DAY_RANGE_AFTER = re.compile(r"\s*(?:-|\u2013|to|through|until)\s*\d{1,2}\b(?![\d.,:%]\d|\s*%)",
+                              re.I)
+"""The last day of a window written after its first one: " to 15" of "March 7 to 15"."""
 YEAR = re.compile(r"(?<![\d-])(?:19|20)\d\d(?![\d-])")
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s?(m|k|million|billion|bn)?\b", re.I)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?%")
@@ -96,6 +103,9 @@ class Value(NamedTuple):
     """Amounts: the month interval of the period stated beside them ("10% in Q2 2026")."""
     yearless: bool = False
     """A day written without its year ("on May 12"), the year taken from around it."""
+    window: bool = False
+    """A period written with both ends ("5–30 Jan 2026", "16 Feb–6 Mar 2026", "March 7 to
+    15"): when something runs, not the day something is due."""
 
 
 def _period_interval(ref: str) -> tuple[int, int] | None:
@@ -323,8 +333,20 @@ def period_values(sentence: str, doc_date: date | None, spans: list[tuple[int, i
                 since = _MONTH_RANGE.search(sentence, 0, m.start())
                 if since and len(ref) == 7:  # "January to June 2026" is a range of months
                     lo = min(lo, lo - lo % 12 + (since.lastindex or 1) - 1)
-                value = _value(ref, lo, hi, sentence, *m.span(), spans)
-                out.append(value._replace(yearless=not YEAR.search(text)))
+                start, end = m.span()
+                window = False
+                if len(ref) == 7 and text[:1].isdigit() and (
+                        first := _DAY_RANGE_BEFORE.search(sentence, max(0, start - 24), start)):
+                    start, window = first.start(), True  # "5–30 Jan 2026", "16 Feb–6 Mar 2026"
+                    if month_ := first.lastindex:  # the first day's month (a later one: the
+                        lo = lo - lo % 12 + month_ - 1 - 12 * (month_ > lo % 12 + 1)  # year before)
+                elif len(ref) == 7 and (last := _DAY_RANGE_AFTER.match(sentence, end)):
+                    end, window = last.end(), True  # "March 7 to 15"
+                value = _value(ref, lo, hi, sentence, start, end, spans)
+                out.append(value._replace(yearless=not YEAR.search(text), window=window))
+    # a day inside a window is part of it: "16 Feb" of "16 Feb–6 Mar 2026"
+    out = [p for p in out if not any(q.start <= p.start and p.end <= q.end
+                                     and q.end - q.start > p.end - p.start for q in out)]
     # a bare year is context ("plans for 2026"), not a date that can disagree
     return [p for p in out if p[2] - p[1] < 11 or len(out) == 1]
 

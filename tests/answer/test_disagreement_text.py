@@ -78,3 +78,32 @@ def test_one_disagreement_seen_in_two_document_pairs_is_stated_once():
                           side("e00000000005", "deck", "team", "The Business plan costs $49 "
                                "per seat per month.", "$49", 3))
     assert len(relevant("What do the Team and Business plans cost per seat?", [*seen_twice, other])) == 2
+
+
+def test_an_answer_lists_the_disagreements_about_its_question_once_each():
+    """issue 31 walk: "13 potential contradictions for one question": every finding among
+    the retrieved chunks was listed, the same disagreement once per document pair."""
+    from ragbench.answer.disagreement import MAX_LISTED, listed
+
+    def finding(subject: str, values: list[str], group: str, doc: str) -> Finding:
+        return Finding(topic=subject.lower(), type="date", note="", subject=subject,
+                       values=values, group=group, chunks=[
+                           side("e1", "roadmap", "team-structured", f"{subject} {values[0]}",
+                                values[0], 3),
+                           side("e2", doc, "external-analyst", f"{subject} {values[1]}",
+                                values[1], 6)])
+
+    tidepool = [finding("Tidepool GA", ["Q3 2026", "Q4 2026"], "date|ga|tidepool|Q3|Q4", d)
+                for d in ("brief", "landscape", "fact-check")]
+    beta = finding("private beta", ["July 1, 2026", "August 2026"], "date|beta|7|8", "arch")
+    almanac = finding("Almanac GA", ["June 9, 2026", "July 2026"], "date|almanac|ga", "sync")
+    found = [beta, *tidepool, almanac]
+    assert listed("When does Tidepool reach general availability?", found) == [tidepool[0]]
+    # "GA" alone is not what is asked: Almanac's GA is not Tidepool's
+    assert listed("When is Almanac GA?", found) == [almanac]
+    # "where do the sources disagree?" lists every disagreement, once, at most MAX_LISTED
+    many = [finding(f"{name} launch", ["Q1 2026", "Q2 2026"], name, "x")
+            for name in ("Harbor", "Compass", "Ledger", "Beacon", "Atlas", "Quill")]
+    assert listed("Where do the sources disagree?", [*found, *many], "") == (
+        [beta, tidepool[0], almanac, *many][:MAX_LISTED])
+    assert MAX_LISTED == 5

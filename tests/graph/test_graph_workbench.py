@@ -127,6 +127,17 @@ def test_contradictions_find_the_planted_conflicts(demo):
                         .lower() for f in only)
 
 
+def test_the_demo_list_holds_no_statement_against_itself_or_another_event(demo):
+    """issue 31 walk: #7, #9 and #10 of the demo's list were false: the roadmap's approval
+    date against a meeting date, ADR phase 1's window against the EU cluster's ready date,
+    and the analyst's copy of the principles' Enterprise row flagged as its negation."""
+    findings = demo.graph.contradictions()
+    assert not _found(findings, "date", "Approved by the leadership team", "March 3")
+    assert not _found(findings, "date", "Staging cluster", "March 20, 2026")
+    assert not [f for f in findings if f.type == "negation"]
+    assert _found(findings, "date", "April 2026", "March 15, 2026")  # C2 stays
+
+
 def test_spec_contradiction_check_flags_lens_pairs(demo):
     spec = [f for f in demo.graph.contradictions(include_spec=True)
             if f.type in ("conversational_vs_structured", "engineering_vs_product")]
@@ -211,6 +222,26 @@ def test_answers_carry_potential_contradictions_as_a_synthesized_source(demo):
     quiet = Workbench(demo.workspace, demo.settings.model_copy(
         update={"answer_contradictions": False}))
     assert not quiet.answers.ask("When does Tidepool reach general availability?").contradictions
+
+
+def test_an_answer_lists_only_the_disagreements_about_its_question(demo):
+    """issue 31 walk: "13 potential contradictions for one question" (every finding among
+    the retrieved chunks, the same disagreement once per document pair)."""
+    response = demo.answers.ask("How many paying customers does Orrery Works have?")
+    assert [f["title"] for f in response.contradictions] == [
+        "paying customers: 410 vs Approximately 380"]
+    wide = demo.answers.ask("Where do the sources disagree?").contradictions
+    assert 1 < len(wide) <= 5 and len({f["group"] for f in wide}) == len(wide)
+
+
+def test_an_answer_s_references_are_its_cited_chunks_each_with_its_statement(demo):
+    """issue 31 walk: most references supported the same sentence, an uncited chunk at 1.0."""
+    response = demo.answers.ask("When does the Postgres 16 migration finish?")
+    cited = {s.id for s in response.sources if s.number}
+    assert response.references_method == "attribution" and response.references
+    assert {r.chunk_id for r in response.references} <= cited
+    said = [r.description for r in response.references]
+    assert len(set(said)) == len(said)
 
 
 def test_changed_graph_settings_rebuild_and_clear_forgets(demo, tmp_path):
