@@ -93,6 +93,19 @@ def join_hyphenated(text: str) -> str:
     return _HYPHENATED.sub("", text)
 
 
+_LETTER_SPACED = re.compile(r"(?<!\S)(?:[^\W_] ){3,}[^\W_](?!\S)")
+
+
+def join_letter_spaced(text: str) -> str:
+    """Letter-spaced runs as words: "l a y o u t p a r s e r" -> "layoutparser".
+
+    Some PDFs place every glyph of monospaced or tracked text on its own, and the text layer
+    then reads one character, one space; four or more single characters in a row are taken
+    as one word (shorter runs, such as "a b c", are left alone).
+    """
+    return _LETTER_SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
+
+
 def page_lines(page: PageObject) -> list[Line]:
     """The page's text lines, each with the font size that carries most of its characters."""
     lines: list[Line] = []
@@ -100,7 +113,7 @@ def page_lines(page: PageObject) -> list[Line]:
     sizes: Counter[float] = Counter()
 
     def close() -> None:
-        text = expand_ligatures(clean_text("".join(parts)))
+        text = join_letter_spaced(expand_ligatures(clean_text("".join(parts))))
         lines.append((text, sizes.most_common(1)[0][0] if sizes else 0.0))
         parts.clear()
         sizes.clear()

@@ -410,3 +410,14 @@ def test_real_binaries_are_still_refused(data):
 
     with pytest.raises(UnsupportedFormatError, match="binary data|ELF"):
         parse_bytes(data, "blob.txt")
+
+
+@pytest.mark.unit
+def test_letter_spaced_pdf_text_reads_as_words():
+    from ragbench.parsers.pdf import join_letter_spaced
+
+    assert join_letter_spaced("pip install l a y o u t p a r s e r now") == \
+        "pip install layoutparser now"
+    assert join_letter_spaced("f r o m  l a y o u t") == "from  layout"
+    assert join_letter_spaced("points a b c are collinear") == "points a b c are collinear"
+    assert join_letter_spaced("I am a cat") == "I am a cat"
