@@ -13,9 +13,12 @@ ADDRESS ?= 127.0.0.1
 
 .PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps ocr-deps emoji-font
 
+## The build backend comes first: ragbench installs without build isolation, and a new venv's
+## setuptools (65 on Python 3.11) cannot build an editable wheel (no bdist_wheel).
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -c constraints.txt setuptools
 
 ## pyproject.toml names the dependencies (ranges), constraints.txt pins them: pip resolves
 ## ragbench's own requirements, so a missing one fails here as it would for a user.

@@ -205,23 +205,22 @@ class Answerer:
             return None
 
     def _extractive(
-        self, question: str, results: list[RetrievalResult], findings: list[Finding],
+        self, asked: Question, results: list[RetrievalResult], findings: list[Finding],
         response: ChatResponse, disputing: Sequence[RetrievalResult] = (),
     ) -> str:
-        """The extractive answer, plus a "Sources disagree" line when they do on the fact
-        (a side may be one of the `disputing` chunks, which were not retrieved).
+        """The answer without a model, by the kind of question: the disputes about its subject
+        (or a note that there are none, then the passages' answer), a written summary for an
+        analytical question, else the extractive answer, plus a "Sources disagree" line when
+        they do on the fact (a side may be one of the `disputing` chunks, not retrieved).
         """
-        asked = understand(question)
+        question, note = asked.text, ""
         if asked.kind == "disagreement":
             text = self._disputes_text(asked, findings, [*results, *disputing], response)
             if text:
                 return text
-            extraction = extract(question, results, self.settings.answer_sentences,
-                                 self.sentence_embedder())
-            response.extracts = extraction.extracts
-            none = (f"No disagreement about {asked.subject or 'this'} was found among the "
+            note = (f"No disagreement about {asked.subject or 'this'} was found among the "
                     f"{len(results) + len(disputing)} passages searched.")
-            return f"{none}\n\n{extraction.text}" if extraction.supported else none
+            findings = []  # none is about what was asked
         elif asked.kind == "analytical":
             written = write(asked, results, self.settings.answer_words,
                             embedder=self.sentence_embedder(),
@@ -234,12 +233,15 @@ class Answerer:
         extraction = extract(question, results, self.settings.answer_sentences,
                              self.sentence_embedder())
         response.extracts = extraction.extracts
-        if not extraction.supported or not findings:
-            return extraction.text
-        stated = relevant(question, findings, extraction.ranking)
-        response.disagreements = [f.topic for f in stated]
-        text = _disagreement_text(stated, [*results, *disputing], extraction.ranking)
-        return f"{extraction.text}\n\n{text}" if text else extraction.text
+        text = extraction.text
+        if extraction.supported and findings:
+            stated = relevant(question, findings, extraction.ranking)
+            response.disagreements = [f.topic for f in stated]
+            lines = _disagreement_text(stated, [*results, *disputing], extraction.ranking)
+            text = f"{text}\n\n{lines}" if lines else text
+        if note:
+            return f"{note}\n\n{text}" if extraction.supported else note
+        return text
 
     def _rarity(self, question: str) -> dict[str, float] | None:
         """Workspace-wide inverse frequency of the question's words (None without a catalog)."""
@@ -327,7 +329,7 @@ class Answerer:
         if not results:
             raw = NOT_FOUND
         elif backend == "extractive":
-            raw = self._extractive(question, results, findings, response, disputing)
+            raw = self._extractive(asked, results, findings, response, disputing)
         else:
             try:
                 model = self.chat_model(backend)
@@ -340,7 +342,7 @@ class Answerer:
                 response.fallback_reason = str(e)
                 response.llm = "extractive (fallback)"
                 model = None
-                raw = self._extractive(question, results, findings, response, disputing)
+                raw = self._extractive(asked, results, findings, response, disputing)
         timings["generation_ms"] = (time.perf_counter() - start) * 1000
         check = validate(raw, valid_ids, from_model=model is not None)
         response.answer = check.text or NOT_FOUND

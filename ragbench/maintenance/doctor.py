@@ -97,45 +97,51 @@ class Doctor:
             return False
         return True
 
-    def _unlisted_dirs(self, min_age: float = 0.0) -> list[Path]:
-        """Folders under files/ whose document the catalog does not list (at least `min_age`
-        seconds old).
+    def unlisted_file_dirs(self, min_age: float = 0.0) -> tuple[list[str], list[str]]:
+        """Folders under files/ the catalog does not list (at least `min_age` seconds old), in
+        one pass: (crash leftovers, unlisted originals). A leftover was still being stored
+        (`.pending`) or holds no original; an unlisted original was committed under a catalog
+        that is now missing, empty or older (see `ragbench.ingest.originals`).
         """
         if not self.files_dir.exists():
-            return []
+            return [], []
         known = self.catalog.all_doc_ids()
         cutoff = time.time() - min_age
-        out = []
-        for p in self.files_dir.iterdir():
+        leftovers, unlisted = [], []
+        for p in sorted(self.files_dir.iterdir()):
             try:
-                if p.name not in known and (min_age <= 0 or p.stat().st_mtime <= cutoff):
-                    out.append(p)
+                if p.name in known or (min_age > 0 and p.stat().st_mtime > cutoff):
+                    continue
             except OSError:  # removed meanwhile
                 continue
-        return sorted(out)
-
-    def stray_file_dirs(self, min_age: float = 0.0) -> list[str]:
-        """Crash leftovers under files/: folders the catalog does not list that were still
-        being stored (`.pending`) or hold no original (see `ragbench.ingest.originals`).
-        """
-        return [p.name for p in self._unlisted_dirs(min_age)
-                if is_pending(p) or original_file(p) is None]
+            if is_pending(p) or original_file(p) is None:
+                leftovers.append(p.name)
+            else:
+                unlisted.append(p.name)
+        return leftovers, unlisted
 
     def unlisted_originals(self) -> list[str]:
         """Committed originals the catalog does not list: the catalog is missing, empty or
         older than the files. Never swept; `recover` ingests them again.
         """
-        return [p.name for p in self._unlisted_dirs()
-                if not is_pending(p) and original_file(p) is not None]
+        return self.unlisted_file_dirs()[1]
 
-    def sweep_files(self, min_age: float = 0.0) -> None:
-        """Remove the stray folders under files/ (older than `min_age` seconds).
+    def sweep_files(self, min_age: float = 0.0) -> list[str]:
+        """Remove the crash leftovers under files/ (older than `min_age` seconds); returns the
+        unlisted originals, which are kept.
 
         Call it under the write lock: a writer's folder exists before its catalog commit.
         """
-        for name in self.stray_file_dirs(min_age):
+        leftovers, unlisted = self.unlisted_file_dirs(min_age)
+        for name in leftovers:
             shutil.rmtree(self.files_dir / name, ignore_errors=True)
-        for doc_id in self.catalog.all_doc_ids():  # committed, marker left by a crash after
+        return unlisted
+
+    def clear_stale_markers(self) -> None:
+        """Drop `.pending` from folders of listed documents (a writer stopped between its
+        commit and clearing the marker), so a later loss of the catalog keeps them.
+        """
+        for doc_id in self.catalog.all_doc_ids():
             if is_pending(self.files_dir / doc_id):
                 clear_pending(self.files_dir / doc_id)
 
@@ -206,8 +212,9 @@ class Doctor:
         orphans = sorted(vector_ids - catalog_ids)
         missing = sorted(catalog_ids - vector_ids)
         fts_ok = self.catalog.fts_integrity()
-        stray_files = self.stray_file_dirs()
-        unlisted = self.unlisted_originals()
+        if repair:
+            self.clear_stale_markers()
+        stray_files, unlisted = self.unlisted_file_dirs()
         archive = archive_check(self.catalog, self.archive)
         meta_drift = self.metadata_drift(store)
         graph_ok = self.graph_ok()

@@ -137,8 +137,7 @@ class Workbench:
         with self.write_lock.try_held() as held:
             if held:
                 try:
-                    self.doctor_service.sweep_files()
-                    unlisted = self.doctor_service.unlisted_originals()
+                    unlisted = self.doctor_service.sweep_files()
                     if unlisted:
                         logger.warning(
                             "%d stored originals are not in the catalog %s (missing, empty or "
