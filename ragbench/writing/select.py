@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -57,22 +58,18 @@ class Scored:
     aspect: int
 
 
-def _tfidf(docs: Sequence[Sequence[str]]) -> tuple[np.ndarray, dict[str, int], np.ndarray]:
-    vocab: dict[str, int] = {}
-    for terms in docs:
-        for t in terms:
-            vocab.setdefault(t, len(vocab))
-    df = np.zeros(len(vocab))
-    for terms in docs:
-        for t in set(terms):
-            df[vocab[t]] += 1
-    idf = np.log((1 + len(docs)) / (1 + df)) + 1.0
-    matrix = np.zeros((len(docs), len(vocab)), dtype=np.float32)
-    for i, terms in enumerate(docs):
-        for t, n in Counter(terms).items():
-            matrix[i, vocab[t]] = (1 + math.log(n)) * idf[vocab[t]]
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.maximum(norms, 1e-9), vocab, idf
+def _tfidf(docs: Sequence[Sequence[str]]) -> tuple[Any, dict[str, int], np.ndarray]:
+    """L2-normalised sparse TF-IDF rows (sublinear tf, smoothed idf) of stemmed term lists,
+    their vocabulary and idf (scikit-learn; the lists are the terms already).
+    """
+    from scipy.sparse import csr_matrix
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not any(docs):
+        return csr_matrix((len(docs), 0), dtype=np.float32), {}, np.zeros(0)
+    vectorizer = TfidfVectorizer(analyzer=list, sublinear_tf=True, dtype=np.float32)
+    matrix = vectorizer.fit_transform(docs)
+    return matrix, vectorizer.vocabulary_, vectorizer.idf_
 
 
 def _query_vector(words: dict[str, float], vocab: dict[str, int], idf: np.ndarray) -> np.ndarray:
@@ -167,7 +164,7 @@ def score(sentences: Sequence[Sentence], aspects: Sequence[str], question: str,
     prior = np.array([1.0 / (1.0 + s.rank / 10.0) for s in sentences], dtype=np.float32)
     best = rel.max(axis=0) * (1 - PRIOR + PRIOR * prior)
     aspect_of = rel.argmax(axis=0)
-    sim = np.asarray(matrix @ matrix.T)
+    sim = (matrix @ matrix.T).toarray()
     graph = np.where(sim > 0.1, sim, 0.0)
     np.fill_diagonal(graph, 0.0)
     rows = graph.sum(axis=1, keepdims=True)

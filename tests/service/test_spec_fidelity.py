@@ -13,16 +13,10 @@ from fastapi.testclient import TestClient
 from ragbench.service.api import create_app
 from ragbench.service.mcp_server import create_mcp
 from tests.conftest import lens_workbench
+from tests.service.test_http_api import DOCS
 
 pytestmark = pytest.mark.integration
 
-DOCS = {
-    "roadmap/plan.md": "# Tidepool plan\n\nTidepool general availability is planned for "
-                       "September 2026.\n\nThe main risk of Tidepool is the storage migration, "
-                       "which needs two engineers for a quarter.\n",
-    "finance/pricing.md": "# Pricing\n\nThe Team plan costs 12 dollars per seat per month.\n\n"
-                          "Enterprise pricing is negotiated per contract.\n",
-}
 PART_KEYS = {"mood", "header", "text", "references"}
 
 
