@@ -30,7 +30,6 @@ from ragbench.answer.citations import (
     CitationCheck,
     CitedPassage,
     build_context,
-    citation_hint,
     cited_passages,
     validate,
 )
@@ -52,6 +51,13 @@ from ragbench.answer.extractive import (
     extract,
     extractive_answer,
 )
+from ragbench.answer.generation import (
+    MAX_RETRIES,
+    StopCheck,
+    TokenSink,
+    stop_if_asked,
+    write_cited,
+)
 from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
 from ragbench.chunking.tokenizer import encode_tokens
@@ -65,12 +71,9 @@ from ragbench.writing.meaning import SentenceEmbedder
 
 FIT_MARGIN = 0.85
 """Share of the context window a prompt may fill (cl100k counts differ from the model's)."""
-TokenSink = Callable[[str], None]
-"""on_token(delta): text of an LLM answer as it is written."""
 
 __all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "CitedPassage", "Source",
            "attach_passages", "extractive_answer", "source_of"]
-MAX_RETRIES = 2
 class FindContradictions(Protocol):
     """The contradiction search an answer uses (the workbench's, over its catalog and graph)."""
 
@@ -276,8 +279,12 @@ class Answerer:
         contradictions: FindContradictions | None = None,
         on_token: TokenSink | None = None,
         max_tokens: int | None = None,
+        should_stop: StopCheck | None = None,
     ) -> ChatResponse:
         """Retrieve, answer, validate citations and evaluate references.
+
+        `should_stop` is asked between the stages and at every model token; once it says yes
+        the work ends with `GenerationStopped` (a client that went away).
 
         `max_tokens` caps the model's answer (default: the `llm_max_tokens` setting); the
         prompt is fitted to leave that much room. The extractive answer has no such cap.
@@ -291,6 +298,7 @@ class Answerer:
         and returned in `response.contradictions`.
         """
         timings: dict[str, float] = {}
+        stop_if_asked(should_stop)
         start = time.perf_counter()
         asked = understand(question)
         if asked.kind == "disagreement" or (
@@ -324,6 +332,7 @@ class Answerer:
             response.contradictions = [f.model_dump() for f in listed_findings(  # the asked
                 question, findings, asked.subject if asked.kind == "disagreement" else None)]
             timings["contradictions_ms"] = (time.perf_counter() - start) * 1000
+        stop_if_asked(should_stop)
         start = time.perf_counter()
         model: ChatModel | None = None
         if not results:
@@ -335,7 +344,8 @@ class Answerer:
                 model = self.chat_model(backend)
                 assert model is not None
                 raw = self._generate(model, question, results, valid_ids, response, findings,
-                                     on_token, max_tokens or self.settings.llm_max_tokens)
+                                     on_token, max_tokens or self.settings.llm_max_tokens,
+                                     should_stop)
             except LLMError as e:
                 if not self.settings.llm_fallback:
                     raise
@@ -360,6 +370,7 @@ class Answerer:
         found = check.text not in ("", NOT_FOUND)
         response.sources = cited + others if check.cited or found else []
         if references and found:
+            stop_if_asked(should_stop)
             start = time.perf_counter()
             response.references, response.references_method = evaluate_references(
                 response.answer_with_ids, results, model)
@@ -417,30 +428,22 @@ class Answerer:
         self, model: ChatModel, question: str, results: list[RetrievalResult],
         valid_ids: list[str], response: ChatResponse, findings: Sequence[Finding] = (),
         on_token: TokenSink | None = None, max_tokens: int = 512,
+        should_stop: StopCheck | None = None,
     ) -> str:
+        """The model's cited answer (`generation.write_cited`) from the passages that fit its
+        window; a prompt the server still finds too long is fitted to the window it named
+        (else halved), said in `context_note`, and written again.
+        """
         kept = self._fit(model, question, results, findings, response, max_tokens)
-        messages = self._messages(question, kept, findings)
-        raw = ""
-        streamed = False  # stream until some text went out (a context overflow sends none)
-        for attempt in range(MAX_RETRIES + 1):
+        for fitting in range(MAX_RETRIES + 1):
             try:
-                if on_token is not None and not streamed:
-                    pieces: list[str] = []
-                    for delta in model.stream(messages, max_tokens=max_tokens):
-                        pieces.append(delta)
-                        streamed = True
-                        on_token(delta)
-                    text = "".join(pieces)
-                else:
-                    reply = model.complete(messages, max_tokens=max_tokens)
-                    for key, value in reply.usage.items():
-                        response.usage[key] = response.usage.get(key, 0) + value
-                    text = reply.text
-            except ContextWindowError as e:  # too long after all: fit to the window the
-                # server named (else halve), say so, retry
+                written = write_cited(model, self._messages(question, kept, findings),
+                                      valid_ids, max_tokens, on_token=on_token,
+                                      should_stop=should_stop)
+            except ContextWindowError as e:
                 if e.context_window:
                     self._windows[_model_key(model)] = e.context_window
-                if len(kept) <= 1 or attempt == MAX_RETRIES:
+                if len(kept) <= 1 or fitting == MAX_RETRIES:
                     raise
                 fitted = (self._fit_window(e.context_window, question, kept, findings,
                                            max_tokens)
@@ -448,18 +451,13 @@ class Answerer:
                 kept = fitted if len(fitted) < len(kept) else kept[: max(1, len(kept) // 2)]
                 response.context_note = _context_note(len(results) - len(kept), len(results),
                                                       e.context_window)
-                messages = self._messages(question, kept, findings)
                 continue
-            raw = text.strip() or NOT_FOUND
-            check = validate(raw, valid_ids)
-            response.invalid_citations += check.invalid
-            if not check.needs_retry:
-                break
-            if attempt < MAX_RETRIES:
-                response.retries += 1
-                messages = [*messages, {"role": "assistant", "content": raw},
-                            {"role": "user", "content": citation_hint(valid_ids)}]
-        return raw
+            response.retries += written.retries
+            response.invalid_citations += written.invalid_citations
+            for key, value in written.usage.items():
+                response.usage[key] = response.usage.get(key, 0) + value
+            return written.text
+        raise LLMError("the passages do not fit the model's context window")
 
     def _messages(self, question: str, results: Sequence[RetrievalResult],
                   findings: Sequence[Finding]) -> list[dict[str, str]]:
