@@ -499,10 +499,10 @@ class PgCatalog(Catalog):
             per_type: dict[str, int] = dict(conn.execute(
                 sa.select(chunks.c.chunk_type, sa.func.count()).select_from(joined)
                 .where(indexed).group_by(chunks.c.chunk_type).order_by(chunks.c.chunk_type)
-            ).tuples().all())
+            ).all())
             per_format: dict[str, int] = dict(conn.execute(
                 sa.select(documents.c.format, sa.func.count()).where(indexed)
-                .group_by(documents.c.format).order_by(documents.c.format)).tuples().all())
+                .group_by(documents.c.format).order_by(documents.c.format)).all())
         chunks_n, tokens_n = int(n), int(tokens)
         return {
             "documents": int(docs),
@@ -522,7 +522,7 @@ class PgCatalog(Catalog):
         with self.engine.connect() as conn:
             per_root: dict[str, int] = dict(conn.execute(
                 sa.select(root, sa.func.count()).select_from(chunks.join(documents))
-                .group_by(root)).tuples().all())
+                .group_by(root)).all())
             rows = conn.execute(sa.select(documents.c.doc_id, *keys).where(
                 documents.c.status == "indexed", documents.c.parent_doc_id.is_(None))).all()
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
