@@ -65,7 +65,13 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
     pgserver = pytest.importorskip(
         "pgserver", reason="pgserver is not installed (the dev extra: make install-dev); "
         "the PostgreSQL backend tests need its private server")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    try:
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    except Exception:  # once seen while another process started its own pgserver: retry once
+        import time
+
+        time.sleep(2)
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
     try:
         yield server.get_uri()
     finally:

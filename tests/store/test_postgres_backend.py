@@ -180,3 +180,69 @@ def test_unreachable_database_is_one_clear_error(tmp_path):
     with pytest.raises(StoreError, match="PostgreSQL >= 14 with the pgvector") as e:
         Workbench(tmp_path, settings)
     assert "secret" not in str(e.value)
+
+
+def mail_with_attachment() -> bytes:
+    from email.message import EmailMessage
+
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "ana@example.com", "team@example.com", "Osprey"
+    mail["Date"] = "Mon, 02 Mar 2026 09:00:00 +0000"
+    mail.set_content("The osprey estimate is in the attached notes.")
+    mail.add_attachment(b"The osprey estimate is nine weeks of work.", maintype="text",
+                        subtype="plain", filename="estimate.txt")
+    return mail.as_bytes()
+
+
+def test_library_lifecycle_on_postgres(tmp_path, postgres_url):
+    wb = Workbench(tmp_path, postgres_settings(postgres_url))
+    report = wb.library.ingest_uploads([
+        ("plan.md", b"# Plan\n\nThe heron pilot starts in May."),
+        ("broken.pdf", b"%PDF-1.7 this is not a PDF"),
+        ("thread.eml", mail_with_attachment()),
+    ], lens="team")
+    status = {f.source_id.rsplit("/", 1)[-1]: f.status for f in report.files}
+    assert status["plan.md"] == "inserted" and status["thread.eml"] == "inserted"
+    assert status["broken.pdf"] == "failed"
+    assert [d.file_name for d in wb.library.documents("failed")] == ["broken.pdf"]
+    again = wb.library.ingest_uploads([("copy.md", b"# Plan\n\nThe heron pilot starts in May.")])
+    assert [(f.status, f.source_id) for f in again.files] == [("skipped", "uploads/plan.md")]
+    thread = next(d for d in wb.library.documents() if d.file_name == "thread.eml")
+    detail = wb.library.show(thread.doc_id)
+    assert detail.chunks and "osprey" in detail.text and len(detail.children) == 1
+    hit = wb.search.query("osprey nine weeks", mode="fts")[0]
+    assert hit.doc_id == detail.children[0]
+    versions = wb.maintenance.versions()
+    assert [v.current for v in versions][-1] and sum(v.documents for v in versions) >= 2
+    assert wb.maintenance.stale() == []
+    assert wb.library.delete(thread.doc_id).documents == 2  # the mail and its attachment
+    assert wb.search.query("osprey", mode="fts") == []
+    assert wb.vectors.count() == wb.catalog.chunk_count() > 0
+    wb.library.clear()
+    assert wb.library.stats().documents == 0 and wb.vectors.count() == 0
+
+
+def test_a_document_another_process_ingests_is_found_here_at_once(tmp_path, postgres_url):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    settings = postgres_settings(postgres_url)
+    here = lens_workbench(tmp_path / "a", tmp_path / "ws-a", DOCS, settings)
+    env = {**os.environ, "RAGBENCH_DATABASE_URL": postgres_url,
+           "RAGBENCH_DATABASE_SCHEMA": settings.database_schema}
+
+    def cli(*argv):
+        done = subprocess.run([sys.executable, "-m", "ragbench.cli", "--workspace",
+                               str(tmp_path / "ws-b"), "--json", *argv], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    note = tmp_path / "b" / "heron.md"
+    note.parent.mkdir()
+    note.write_text("# Heron\n\nThe heron pilot starts in May with twelve analysts.")
+    report = cli("ingest", str(note.parent), "--lens", "memo")
+    assert "inserted" in json.dumps(report)
+    assert here.search.query("heron pilot", mode="hybrid")[0].file_name == "heron.md"
