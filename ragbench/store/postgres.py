@@ -97,6 +97,19 @@ embedding_cache = sa.Table(
     sa.Column("text_hash", sa.Text, primary_key=True), sa.Column("dim", sa.Integer),
     sa.Column("vector", sa.LargeBinary),
 )
+conversations = sa.Table(
+    "conversations", metadata, sa.Column("rowid", sa.BigInteger),
+    sa.Column("conversation_id", sa.Text, primary_key=True),
+    *(sa.Column(n, sa.Text) for n in ("title", "created_at", "updated_at")),
+)
+conversation_turns = sa.Table(
+    "conversation_turns", metadata,
+    sa.Column("conversation_id", sa.Text, sa.ForeignKey("conversations.conversation_id"),
+              primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("answer_id", sa.Text),
+    *(sa.Column(n, sa.Text) for n in ("retrieval_question", "created_at")),
+)
 chunk_vectors = sa.Table(
     "chunk_vectors", metadata, sa.Column("chunk_id", sa.Text, primary_key=True),
     sa.Column("embedding", sa.Text),  # pgvector's type: see ragbench.store.pgvectors

@@ -19,7 +19,7 @@ from ragbench.config import Settings, load_settings
 from ragbench.errors import BackendUnsupportedError, SettingsError, StoreError
 from ragbench.models import SearchFilters
 from ragbench.store.pgvectors import PgVectors
-from ragbench.store.postgres import PgCatalog, connect
+from ragbench.store.postgres import MIGRATIONS_DIR, PgCatalog, connect
 from ragbench.workbench import Workbench
 from tests.conftest import lens_workbench, postgres_settings
 
@@ -148,16 +148,45 @@ def test_schema_is_migrated_once_by_alembic(postgres_url):
     assert errors == []
     with engine.connect() as conn:
         assert conn.execute(sa.text(f"SELECT version_num FROM {schema}.alembic_version")
-                            ).scalars().all() == ["0001"]
+                            ).scalars().all() == [alembic_head()]
         assert conn.execute(sa.text(f"SELECT count(*) FROM {schema}.ingest_versions")
                             ).scalar_one() >= 3
     engine.dispose()
 
 
+def alembic_head() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+
+
+def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
+    from alembic import command
+    from alembic.config import Config
+
+    schema = postgres_settings(postgres_url).database_schema
+    engine = connect(postgres_url, schema)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["schema"] = schema
+    with engine.begin() as conn:  # a workspace made by the first release of this backend
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+    with engine.connect() as conn:
+        assert not sa.inspect(conn).has_table("conversations", schema=schema)
+    PgCatalog(engine, schema)
+    with engine.connect() as conn:
+        assert sa.inspect(conn).has_table("conversations", schema=schema)
+        assert conn.execute(sa.text(f"SELECT version_num FROM {schema}.alembic_version")
+                            ).scalar_one() == alembic_head() != "0001"
+    engine.dispose()
+
+
 def test_what_is_not_ported_fails_naming_the_operation(pg):
     wb, _ = pg
-    with pytest.raises(BackendUnsupportedError, match=r"ConversationStore\.create"):
-        wb.chats.ask("What is the kestrel budget?")
+    with pytest.raises(BackendUnsupportedError, match=r"ReportStore\.summaries"):
+        wb.reports.list()
     with pytest.raises(BackendUnsupportedError, match="doctor"):
         wb.maintenance.doctor()
 
@@ -246,3 +275,20 @@ def test_a_document_another_process_ingests_is_found_here_at_once(tmp_path, post
     report = cli("ingest", str(note.parent), "--lens", "memo")
     assert "inserted" in json.dumps(report)
     assert here.search.query("heron pilot", mode="hybrid")[0].file_name == "heron.md"
+
+
+def test_turns_added_at_once_by_replicas_get_consecutive_positions(pg):
+    wb, _ = pg
+    store = wb.chats.store
+    assert type(store).__name__ == "PgConversationStore"
+    answer_id = wb.answers.ask("What is the kestrel budget?", save=True).answer_id
+    conversation_id = store.create("Kestrel")
+    positions: list[int] = []
+    threads = [threading.Thread(target=lambda: positions.append(
+        store.add_turn(conversation_id, answer_id))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(positions) == [1, 2, 3, 4, 5, 6]
+    assert [c.turns for c in wb.chats.list() if c.conversation_id == conversation_id] == [6]
