@@ -110,6 +110,31 @@ conversation_turns = sa.Table(
     sa.Column("answer_id", sa.Text),
     *(sa.Column(n, sa.Text) for n in ("retrieval_question", "created_at")),
 )
+reports = sa.Table(
+    "reports", metadata, sa.Column("report_id", sa.Text, primary_key=True),
+    *(sa.Column(n, sa.Text) for n in ("title", "template", "brief", "lenses", "created_at",
+                                       "updated_at")),
+)
+report_parts = sa.Table(
+    "report_parts", metadata, sa.Column("part_id", sa.Text, primary_key=True),
+    sa.Column("report_id", sa.Text, sa.ForeignKey("reports.report_id")),
+    sa.Column("position", sa.Integer), sa.Column("version", sa.Integer),
+    *(sa.Column(n, sa.Text) for n in ("header", "query", "kind", "keywords", "mood",
+                                       "created_at", "updated_at")),
+)
+report_part_versions = sa.Table(
+    "report_part_versions", metadata,
+    sa.Column("part_id", sa.Text, sa.ForeignKey("report_parts.part_id"), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("content", sa.Text), sa.Column("created_at", sa.Text),
+)
+report_sources = sa.Table(
+    "report_sources", metadata,
+    sa.Column("part_id", sa.Text, primary_key=True), sa.Column("version", sa.Integer,
+                                                               primary_key=True),
+    sa.Column("chunk_id", sa.Text, primary_key=True), sa.Column("doc_id", sa.Text),
+    sa.Column("source", sa.Text),
+)
 chunk_vectors = sa.Table(
     "chunk_vectors", metadata, sa.Column("chunk_id", sa.Text, primary_key=True),
     sa.Column("embedding", sa.Text),  # pgvector's type: see ragbench.store.pgvectors

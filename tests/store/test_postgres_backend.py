@@ -185,8 +185,8 @@ def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
 
 def test_what_is_not_ported_fails_naming_the_operation(pg):
     wb, _ = pg
-    with pytest.raises(BackendUnsupportedError, match=r"ReportStore\.summaries"):
-        wb.reports.list()
+    with pytest.raises(BackendUnsupportedError, match=r"ragbench\.archive\.ops\._link_rows"):
+        wb.archive.check()
     with pytest.raises(BackendUnsupportedError, match="doctor"):
         wb.maintenance.doctor()
 
