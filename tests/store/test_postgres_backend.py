@@ -244,6 +244,12 @@ def test_library_lifecycle_on_postgres(tmp_path, postgres_url):
     versions = wb.maintenance.versions()
     assert [v.current for v in versions][-1] and sum(v.documents for v in versions) >= 2
     assert wb.maintenance.stale() == []
+    smaller = Workbench(tmp_path, postgres_settings(postgres_url, wb.settings.database_schema,
+                                                    chunk_size=64, chunk_overlap=8))
+    assert sorted(d.source_id for d in smaller.maintenance.stale()) == [
+        "uploads/plan.md", "uploads/thread.eml"]
+    assert smaller.maintenance.reprocess().totals["reprocessed"] >= 2  # attachments counted
+    assert smaller.maintenance.stale() == []
     assert wb.library.delete(thread.doc_id).documents == 2  # the mail and its attachment
     assert wb.search.query("osprey", mode="fts") == []
     assert wb.vectors.count() == wb.catalog.chunk_count() > 0
