@@ -153,6 +153,17 @@ class Settings(BaseModel):
         "SIMILAR_TO,SEQUENTIAL,TOPIC_OVERLAP,TEMPORAL_OVERLAP",
         description="graph mode: comma-separated edge types followed when expanding",
     )
+    database_url: str = Field(
+        "", repr=False,
+        description="PostgreSQL (with pgvector) holding the catalog and vectors "
+        "(postgresql://user:password@host:5432/db); empty = the embedded workspace "
+        "(SQLite and Chroma in the workspace folder)",
+    )
+    database_schema: str = Field(
+        "ragbench", min_length=1, max_length=63, pattern=r"^[a-z_][a-z0-9_]*$",
+        description="with database_url: the PostgreSQL schema of this workspace; workspaces "
+        "sharing one database each use their own and never see each other's data",
+    )
 
     @field_validator("*", mode="before")
     @classmethod
@@ -167,6 +178,15 @@ class Settings(BaseModel):
             if annotation is float:
                 raise PydanticCustomError("float_from_bool", "a boolean is not a number")
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: str) -> str:
+        """Empty (embedded) or a postgresql:// URL; the driver part (`+psycopg`) is optional."""
+        url = value.strip()
+        if url and not re.match(r"^postgres(ql)?(\+psycopg)?://", url, re.IGNORECASE):
+            raise ValueError("not a postgresql:// URL (e.g. postgresql://user:pw@host:5432/db)")
+        return url
 
     @field_validator("openai_base_url")
     @classmethod
@@ -396,7 +416,7 @@ def _describe(err: ErrorDetails, layers: dict[str, dict[str, Any]], path: Path) 
         return message  # a rule over several fields; its message names them
     name = str(loc[0])
     shown = ("***" if name == "openai_api_key" else repr(redact_url(err["input"]))
-             if name == "openai_base_url" and isinstance(err["input"], str)
+             if name in ("openai_base_url", "database_url") and isinstance(err["input"], str)
              else repr(err["input"]))
     kind = err["type"]
     if kind.endswith("_from_bool"):

@@ -84,6 +84,12 @@ class StoreError(RagbenchError):
     """The catalog cannot be opened or migrated (e.g. written by a newer ragbench)."""
 
 
+class BackendUnsupportedError(StoreError):
+    """The configured storage backend (PostgreSQL) does not implement this operation yet; the
+    message names the operation (docs/team.md lists what is implemented).
+    """
+
+
 class DamagedIndexError(StoreError):
     """A derived index (the Chroma vectors) cannot be read; `ragbench doctor` rebuilds it."""
 

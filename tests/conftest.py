@@ -55,3 +55,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(
             f"tests without a unit/integration/browser marker: {unmarked[:10]}"
             f"{' ...' if len(unmarked) > 10 else ''}")
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory):
+    """A private PostgreSQL 16 with pgvector for this test session (pgserver, the dev extra),
+    stopped at the end; tests of the PostgreSQL backend each take their own schema.
+    """
+    pgserver = pytest.importorskip(
+        "pgserver", reason="pgserver is not installed (the dev extra: make install-dev); "
+        "the PostgreSQL backend tests need its private server")
+    try:
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    except Exception:  # once seen while another process started its own pgserver: retry once
+        import time
+
+        time.sleep(2)
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+def postgres_settings(url: str, schema: str | None = None, **values):
+    """Settings of a workspace in its own schema (a fresh one unless `schema` is given)."""
+    import uuid
+
+    from ragbench.config import Settings
+
+    return Settings(database_url=url, database_schema=schema or f"t_{uuid.uuid4().hex[:12]}",
+                    **values)

@@ -107,7 +107,7 @@ class AnswerService:
             response.answer_id = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.catalog.save_answer(
             response.answer_id, response.question, response.model_dump_json(),
-            json.dumps(self.settings.model_dump(exclude={"openai_api_key"})),
+            json.dumps(self.settings.model_dump(exclude={"openai_api_key", "database_url"})),
         )
         return response.answer_id
 

@@ -22,20 +22,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem, confined, normalize_uri
-from ragbench.models import Block, DocumentRecord
+from ragbench.models import Block
 from ragbench.store.catalog import Catalog
 
 _LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)\)")  # one level of (...) in a target
-
-
-def set_links(conn: sqlite3.Connection, record: DocumentRecord) -> None:
-    """Store a record's archive fields (inside the caller's transaction)."""
-    conn.execute(
-        "UPDATE documents SET archive_path = ?, archive_browse_uri = ?, archive_download_uri = ? "
-        "WHERE doc_id = ?",
-        (record.archive_path, record.archive_browse_uri, record.archive_download_uri,
-         record.doc_id),
-    )
 
 
 def _link_rows(catalog: Catalog) -> list[sqlite3.Row]:
@@ -184,7 +174,7 @@ def build(
         try:
             with archive.publishing(items), catalog.transaction() as tx:
                 for item in items:
-                    set_links(tx, item.record)
+                    catalog.set_archive_links(tx, item.record)
         except ArchiveError as e:
             failed.append({"doc_id": root_id, "error": str(e)})
             continue

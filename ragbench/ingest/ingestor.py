@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem
-from ragbench.archive.ops import set_links
 from ragbench.chunking.chunker import attach_table_headers, chunk_document
 from ragbench.config import Settings
 from ragbench.embeddings.embedders import CachedEmbedder
@@ -449,7 +448,7 @@ class Ingestor:
                 removed = self.catalog.delete_documents(tx, replaced)
                 for unit in units:
                     self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
-                    set_links(tx, unit.record)
+                    self.catalog.set_archive_links(tx, unit.record)
         _pause_point("after_commit")
         for unit in units:
             clear_pending(self.files_dir / unit.record.doc_id)

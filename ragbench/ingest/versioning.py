@@ -260,10 +260,6 @@ def find_stale(
 
 def version_table(catalog: Catalog) -> list[dict[str, Any]]:
     """Every ingest version with its description, breaking flag and document count."""
-    rows = catalog.conn.execute(
-        "SELECT v.version, v.description, v.breaking_changes, v.created_at, "
-        "(SELECT COUNT(*) FROM documents d WHERE d.ingest_version = v.version "
-        "AND +d.status = 'indexed') AS documents FROM ingest_versions v ORDER BY v.version"
-    ).fetchall()
+    rows = catalog.ingest_versions()
     return [dict(r) | {"breaking_changes": bool(r["breaking_changes"]),
                        "current": r["version"] == CURRENT_INGEST_VERSION} for r in rows]

@@ -34,7 +34,7 @@ _CHUNK_COLUMNS = (
     "section_path, lens, page_number, line_from, line_to, text, embedding_text, embedding_hash, "
     "metadata, context_header"
 )
-_CHUNK_META_FIELDS = (
+CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
     "paragraph_number", "list_style", "code_language", "table_header",
 )
@@ -264,7 +264,7 @@ class Catalog:
 
     @staticmethod
     def _chunk_row(c: Chunk) -> tuple[Any, ...]:
-        meta = {k: getattr(c, k) for k in _CHUNK_META_FIELDS if getattr(c, k) not in (None, [])}
+        meta = {k: getattr(c, k) for k in CHUNK_META_FIELDS if getattr(c, k) not in (None, [])}
         return (
             c.chunk_id, c.doc_id, c.chunk_index, c.total_chunks, c.start_char, c.end_char,
             c.token_count, c.chunk_type, c.section_path, c.lens, c.page_number, c.line_from,
@@ -283,6 +283,15 @@ class Catalog:
             conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         return removed
+
+    def set_archive_links(self, conn: sqlite3.Connection, record: DocumentRecord) -> None:
+        """Store a record's archive fields (inside the caller's transaction)."""
+        conn.execute(
+            "UPDATE documents SET archive_path = ?, archive_browse_uri = ?, "
+            "archive_download_uri = ? WHERE doc_id = ?",
+            (record.archive_path, record.archive_browse_uri, record.archive_download_uri,
+             record.doc_id),
+        )
 
     # --- chunks ----------------------------------------------------------------------------
 

@@ -425,6 +425,11 @@ class MaintenanceArea(_Area):
         `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
         or older catalog) are first ingested again from `files/`.
         """
+        if self._wb.stores.shared:
+            from ragbench.errors import BackendUnsupportedError
+
+            raise BackendUnsupportedError(
+                "doctor is not implemented on the PostgreSQL backend yet (docs/team.md)")
         recovered = None
         if recover:
             unlisted = self._wb.doctor_service.unlisted_originals()

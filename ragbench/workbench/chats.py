@@ -16,11 +16,11 @@ from ragbench.chats import (
     ChatReply,
     ChatTurn,
     Conversation,
-    ConversationStore,
     ConversationSummary,
     export,
     retrieval_question,
 )
+from ragbench.chats.backends import open_conversations
 from ragbench.chats.store import title_of
 from ragbench.errors import GenerationStopped, InvalidRequestError, NotFoundError
 from ragbench.models import SearchFilters
@@ -34,7 +34,7 @@ class ChatsArea:
 
     def __init__(self, wb: Workbench) -> None:
         self._wb = wb
-        self.store = ConversationStore(wb.catalog)
+        self.store = open_conversations(wb.catalog)
 
     def ask(
         self,

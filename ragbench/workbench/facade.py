@@ -2,7 +2,10 @@
 
 `Workbench(workspace)` wires the stages over one workspace directory — `catalog.sqlite` (the
 truth), `chroma/` (vectors, derived), `files/<doc_id>/` (originals), `archive/` (browsable
-copies), `graph/` (the context graph) and `settings.toml` — and exposes them as areas:
+copies), `graph/` (the context graph) and `settings.toml` — and exposes them as areas. The
+catalog and vector store come from `ragbench.store.backends.open_stores`, the one place the
+backend is chosen: with `database_url` set they live in PostgreSQL instead (docs/team.md).
+The areas:
 
 - `wb.library`: ingest files and uploads, list, show, delete, clear, stats;
 - `wb.search`: ranked chunks in any retrieval mode;
@@ -28,7 +31,6 @@ drift) only when that lock is free at that moment, so another process's half-sto
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from collections.abc import Sequence
 from functools import cached_property
@@ -47,10 +49,11 @@ from ragbench.ingest import Ingestor, Progress
 from ragbench.ingest.library import Library
 from ragbench.maintenance.doctor import Doctor
 from ragbench.retrieval import Retriever
-from ragbench.store.catalog import Catalog, catalog_error, looks_damaged
+from ragbench.store.backends import open_stores
+from ragbench.store.catalog import catalog_error
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.private import make_workspace_private
-from ragbench.store.vectors import ChromaVectors, open_vectors
+from ragbench.store.vectors import VectorStore
 from ragbench.workbench.areas import (
     AnswersArea,
     ArchiveArea,
@@ -85,7 +88,8 @@ class Workbench:
         self.settings = settings or load_settings(self.workspace)
         self.repair_on_open = repair_on_open
         self.write_lock = WorkspaceLock(self.workspace)
-        self.catalog = _open_catalog(self.workspace)
+        self.stores = open_stores(self.workspace, self.settings)
+        self.catalog = self.stores.catalog
         make_workspace_private(self.workspace)  # document text, originals, keys: owner only
         self.files_dir = self.workspace / "files"
         self.archive_folder = Archive(self.workspace / ARCHIVE_DIR)
@@ -149,15 +153,18 @@ class Workbench:
                     logger.warning("crash leftovers not swept", exc_info=True)
 
     @cached_property
-    def vectors(self) -> ChromaVectors:
-        """The Chroma collection (opened on first use; drift from a crash is repaired then).
+    def vectors(self) -> VectorStore:
+        """The vector store (opened on first use; drift from a crash is repaired then).
 
         The repair runs only under the write lock and only if it is free now: while another
         process stores a document, its vectors are in Chroma before its catalog commit, which
-        is not drift (deleting them lost vectors). `doctor` repairs what is skipped here.
+        is not drift (deleting them lost vectors). `doctor` repairs what is skipped here. A
+        shared (PostgreSQL) store is never repaired on open: the lock is this host's, and a
+        process on another host may be between its vector write and its commit.
         """
-        store = open_vectors(self.workspace / "chroma")
-        if (self.repair_on_open and store.count() != self.catalog.chunk_count()
+        store = self.stores.vectors()
+        if (self.repair_on_open and not self.stores.shared
+                and store.count() != self.catalog.chunk_count()
                 and not self.doctor_service.unlisted_originals()):  # else orphans are unknowable
             with self.write_lock.try_held() as held:
                 if held and store.count() != self.catalog.chunk_count():
@@ -218,27 +225,6 @@ class Workbench:
 CONTRADICTION_SEEDS = 3
 CONTRADICTION_NEIGHBOURS = 8
 CONTRADICTION_EDGES = ("SIMILAR_TO", "TOPIC_OVERLAP", "TEMPORAL_OVERLAP")
-
-
-def _open_catalog(workspace: Path) -> Catalog:
-    """The workspace's catalog; a workspace SQLite cannot open is one clear StoreError.
-
-    Opening migrates and writes (and WAL mode needs its side files), so a read-only workspace
-    cannot be opened; it used to end in a raw sqlite traceback even for `stats`.
-    """
-    path = workspace / "catalog.sqlite"
-    try:
-        return Catalog(path)
-    except sqlite3.Error as e:
-        if looks_damaged(e):
-            raise catalog_error(path, e) from e
-        writable = os.access(workspace, os.W_OK) and (not path.exists()
-                                                       or os.access(path, os.W_OK))
-        hint = "" if writable else (
-            "; the workspace is read-only, and ragbench needs write access to it (even to "
-            "read: SQLite keeps its write-ahead log next to the catalog) — copy it somewhere "
-            "writable or give write permission")
-        raise StoreError(f"cannot open the catalog {path}: {e}{hint}") from e
 
 
 def catalog_failure(workspace: str | Path, error: sqlite3.Error) -> StoreError:

@@ -1,0 +1,145 @@
+"""Conversations of a workspace in PostgreSQL (migration 0002): `ConversationStore`'s methods
+and results, written with SQLAlchemy Core on the catalog's engine.
+
+Each change is one transaction; `add_turn` locks the conversation row (`FOR UPDATE`), so two
+replicas adding turns to one conversation at once get consecutive positions instead of a
+duplicate key.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import sqlalchemy as sa
+
+from ragbench.answer import ChatResponse
+from ragbench.chats.models import ChatTurn, Conversation, ConversationSummary
+from ragbench.chats.store import ConversationStore, title_of
+from ragbench.errors import InvalidRequestError, NotFoundError
+from ragbench.store.catalog import now_iso
+from ragbench.store.postgres import PgCatalog, answers, conversation_turns, conversations
+
+_turns = conversation_turns.c
+_conv = conversations.c
+
+
+class PgConversationStore(ConversationStore):
+    """Create, list, read, rename and delete conversations; append turns (PostgreSQL)."""
+
+    def __init__(self, catalog: PgCatalog) -> None:
+        super().__init__(catalog)
+        self.engine = catalog.engine
+
+    def create(self, title: str) -> str:
+        """A new, empty conversation; returns its id."""
+        conversation_id = secrets.token_hex(6)
+        stamp = now_iso()
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(conversations).values(
+                conversation_id=conversation_id, title=title_of(title) or "New chat",
+                created_at=stamp, updated_at=stamp))
+        return conversation_id
+
+    def add_turn(self, conversation_id: str, answer_id: str, retrieval_question: str = "") -> int:
+        """Append a saved answer as the conversation's next turn; returns its position."""
+        stamp = now_iso()
+        with self.engine.begin() as conn:
+            _lock(conn, conversation_id)
+            position = int(conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(_turns.position), 0) + 1)
+                .where(_turns.conversation_id == conversation_id)).scalar_one())
+            conn.execute(sa.insert(conversation_turns).values(
+                conversation_id=conversation_id, position=position, answer_id=answer_id,
+                retrieval_question=retrieval_question, created_at=stamp))
+            conn.execute(sa.update(conversations).where(_conv.conversation_id == conversation_id)
+                         .values(updated_at=stamp))
+        return position
+
+    def summaries(self, limit: int = 100) -> list[ConversationSummary]:
+        """Conversations, most recently changed first."""
+        turns = (sa.select(sa.func.count()).where(_turns.conversation_id == _conv.conversation_id)
+                 .scalar_subquery().label("turns"))
+        statement = (sa.select(_conv.conversation_id, _conv.title, _conv.created_at,
+                               _conv.updated_at, turns)
+                     .order_by(_conv.updated_at.desc(), _conv.rowid.desc()).limit(limit))
+        with self.engine.connect() as conn:
+            return [ConversationSummary(**r) for r in conn.execute(statement).mappings()]
+
+    def get(self, conversation_id: str) -> Conversation:
+        """A conversation with every turn and its saved answer, in order."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(_conv.conversation_id, _conv.title, _conv.created_at, _conv.updated_at)
+                .where(_conv.conversation_id == conversation_id)).mappings().first()
+            if row is None:
+                raise _unknown(conversation_id)
+            rows = conn.execute(
+                sa.select(_turns.position, _turns.answer_id, _turns.created_at,
+                          _turns.retrieval_question, answers.c.response)
+                .join(answers, answers.c.answer_id == _turns.answer_id)
+                .where(_turns.conversation_id == conversation_id)
+                .order_by(_turns.position)).mappings().all()
+        turns = []
+        for t in rows:
+            response = ChatResponse.model_validate_json(t["response"])
+            turns.append(ChatTurn(position=t["position"], answer_id=t["answer_id"],
+                                  created_at=t["created_at"], response=response,
+                                  retrieval_question=t["retrieval_question"]
+                                  or response.question))
+        return Conversation(**row, turns=len(turns), history=turns)
+
+    def questions(self, conversation_id: str) -> list[str]:
+        """The questions asked so far, oldest first (NotFoundError for an unknown id)."""
+        with self.engine.connect() as conn:
+            _require(conn, conversation_id)
+            return list(conn.execute(
+                sa.select(answers.c.question)
+                .join(answers, answers.c.answer_id == _turns.answer_id)
+                .where(_turns.conversation_id == conversation_id)
+                .order_by(_turns.position)).scalars())
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        """Give a conversation a new title (not empty)."""
+        title = " ".join(title.split())
+        if not title:
+            raise InvalidRequestError("a conversation title cannot be empty")
+        with self.engine.begin() as conn:
+            _lock(conn, conversation_id)
+            conn.execute(sa.update(conversations).where(_conv.conversation_id == conversation_id)
+                         .values(title=title, updated_at=now_iso()))
+
+    def delete(self, conversation_id: str) -> int:
+        """Delete a conversation and the saved answers that were its turns (unless another
+        conversation's turn is the same answer); returns the number of turns removed.
+        """
+        with self.engine.begin() as conn:
+            _lock(conn, conversation_id)
+            ids = list(conn.execute(sa.select(_turns.answer_id)
+                                    .where(_turns.conversation_id == conversation_id)).scalars())
+            conn.execute(sa.delete(conversations)
+                         .where(_conv.conversation_id == conversation_id))
+            if ids:
+                still = sa.select(_turns.answer_id)
+                conn.execute(sa.delete(answers).where(answers.c.answer_id.in_(ids),
+                                                      answers.c.answer_id.not_in(still)))
+        return len(ids)
+
+
+def _require(conn: sa.Connection, conversation_id: str) -> None:
+    found = conn.execute(sa.select(_conv.conversation_id)
+                         .where(_conv.conversation_id == conversation_id)).first()
+    if found is None:
+        raise _unknown(conversation_id)
+
+
+def _lock(conn: sa.Connection, conversation_id: str) -> None:
+    """Lock the conversation's row for this transaction (NotFoundError if there is none)."""
+    found = conn.execute(sa.select(_conv.conversation_id)
+                         .where(_conv.conversation_id == conversation_id)
+                         .with_for_update()).first()
+    if found is None:
+        raise _unknown(conversation_id)
+
+
+def _unknown(conversation_id: str) -> NotFoundError:
+    return NotFoundError(f"no conversation {conversation_id!r} (see `ragbench chats`)")

@@ -1,0 +1,1 @@
+"""Numbered Alembic steps of the PostgreSQL backend (see the package docstring)."""

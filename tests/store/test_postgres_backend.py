@@ -1,0 +1,300 @@
+"""The PostgreSQL backend on a real server (pgserver: PostgreSQL 16 + pgvector 0.6.2).
+
+Shared: two Workbench instances with their own folders on one database and schema see each
+other's documents and vectors at once. Isolated: two schemas in one database never see each
+other's rows. Full text follows FTS5's query rules: for the same documents, both engines match
+the same chunks (the order may differ: PostgreSQL has no bm25). Vectors: pgvector's HNSW index,
+cosine, the retriever's filters. Migrations: the workspace schema is at Alembic's head, opening
+again changes nothing, and concurrent first opens migrate once. What is not ported yet fails
+with BackendUnsupportedError naming the operation.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from ragbench.config import Settings, load_settings
+from ragbench.errors import BackendUnsupportedError, SettingsError, StoreError
+from ragbench.models import SearchFilters
+from ragbench.store.pgvectors import PgVectors
+from ragbench.store.postgres import MIGRATIONS_DIR, PgCatalog, connect
+from ragbench.workbench import Workbench
+from tests.conftest import lens_workbench, postgres_settings
+
+pytestmark = pytest.mark.integration
+
+DOCS = {
+    "ops/runbook.md": "# Runbook\n\nRestart the ingestion workers when the queue backs up. "
+                      "Running migrations needs the maintenance window.",
+    "ops/oncall.md": "# On-call\n\nThe pager rotates weekly; escalate database incidents to the "
+                     "platform team.",
+    "finance/budget.md": "# Budget\n\nThe kestrel project budget is 40 units for 2026.\n\n"
+                         "| item | units |\n|---|---|\n| kestrel | 40 |",
+}
+QUERIES = ["restart the workers", "migration window", "database incidents escalate",
+           "kestrel budget units", "the", "run"]
+
+
+@pytest.fixture(scope="module")
+def pg(tmp_path_factory, postgres_url):
+    """A Workbench in PostgreSQL and the same documents in an embedded one."""
+    root = tmp_path_factory.mktemp("corpus")
+    settings = postgres_settings(postgres_url)
+    return (lens_workbench(root, tmp_path_factory.mktemp("pg"), DOCS, settings),
+            lens_workbench(root, tmp_path_factory.mktemp("embedded"), DOCS, Settings()))
+
+
+def test_same_documents_same_ids_and_full_text_matches(pg):
+    wb, embedded = pg
+    assert wb.stores.backend == "postgres" and embedded.stores.backend == "embedded"
+    assert wb.catalog.chunk_ids() == embedded.catalog.chunk_ids()  # ids do not depend on it
+    assert wb.library.stats().chunks == embedded.library.stats().chunks
+    # FTS5's rules on both: words OR-ed, the common function words dropped, English stems
+    # ("run" finds "Running"); bm25 and ts_rank order differently, so sets are compared
+    for query in QUERIES:
+        ours = {h.chunk_id for h in wb.search.query(query, mode="fts", top_k=50)}
+        theirs = {h.chunk_id for h in embedded.search.query(query, mode="fts", top_k=50)}
+        assert ours == theirs, query
+    assert wb.search.query("run", mode="fts")[0].source_id == "ops/runbook.md"
+    assert wb.search.query("kestrel", mode="fts")[0].source_id == "finance/budget.md"
+    assert wb.catalog.word_rarity("kestrel the budget") == pytest.approx(
+        embedded.catalog.word_rarity("kestrel the budget"))
+
+
+def test_vectors_in_pgvector_with_hnsw_and_filters(pg):
+    wb, _ = pg
+    store = wb.vectors
+    assert isinstance(store, PgVectors) and store.count() == wb.catalog.chunk_count()
+    with wb.stores.engine.connect() as conn:
+        indexes = conn.execute(sa.text(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND tablename = 'chunk_vectors'")).scalars().all()
+    assert any("hnsw" in d and "vector_cosine_ops" in d and "vector(384)" in d for d in indexes)
+    hits = wb.search.query("who handles database incidents", mode="vector", top_k=3)
+    assert hits[0].source_id == "ops/oncall.md" and 0 < hits[0].score <= 1
+    for filters, field, allowed in [
+        (SearchFilters(lenses=["finance"]), "lens", {"finance"}),
+        (SearchFilters(chunk_types=["text"]), "chunk_type", {"text"}),
+        (SearchFilters(doc_ids=[hits[0].doc_id]), "doc_id", {hits[0].doc_id}),
+    ]:
+        got = wb.search.query("units and incidents", mode="vector", filters=filters)
+        assert got and {getattr(h, field) for h in got} == allowed
+    # the short table stays inside its section's text chunk: no table chunk to find
+    assert wb.search.query("units", mode="vector", filters=SearchFilters(chunk_types=["table"])) \
+        == []
+    ids = [h.chunk_id for h in hits]
+    assert store.get_vectors(ids).shape == (len(ids), 384)
+    with pytest.raises(StoreError, match="384-dimensional"):
+        store.upsert(["x"], np.ones((1, 8), np.float32), [{"lens": "x"}])
+
+
+def test_two_workbenches_on_one_database_share_the_workspace(tmp_path, postgres_url):
+    settings = postgres_settings(postgres_url)
+    first = lens_workbench(tmp_path / "a", tmp_path / "ws-a", DOCS, settings)
+    second = Workbench(tmp_path / "ws-b", settings)  # another folder (another host, say)
+    assert {d.source_id for d in second.library.documents()} == set(DOCS)
+    assert second.search.query("kestrel budget", mode="hybrid")[0].source_id == \
+        "finance/budget.md"
+    note = tmp_path / "b" / "memo" / "heron.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# Heron\n\nThe heron pilot starts in May with twelve analysts.")
+    second.library.ingest([note.parent], lens="memo", root=note.parent.parent)
+    # the first instance sees the new document at once, in full text and in vectors
+    assert first.search.query("heron pilot", mode="fts")[0].source_id == "memo/heron.md"
+    assert first.search.query("when does the heron pilot start", mode="vector")[0].source_id \
+        == "memo/heron.md"
+    answer = first.answers.ask("When does the heron pilot start?", save=True)
+    assert "May" in answer.answer
+    assert [a.answer_id for a in second.answers.saved()] == [answer.answer_id]
+    first.library.delete(second.search.query("heron", mode="fts")[0].doc_id)
+    assert second.search.query("heron pilot", mode="fts") == []
+    assert second.vectors.count() == second.catalog.chunk_count()
+
+
+def test_workspaces_in_one_database_are_isolated(tmp_path, postgres_url, pg):
+    wb, _ = pg
+    other = Workbench(tmp_path / "other", postgres_settings(postgres_url))
+    assert other.library.stats().documents == 0 and other.catalog.chunk_ids() == set()
+    assert other.search.query("kestrel budget", mode="fts") == []
+    assert other.search.query("kestrel budget", mode="hybrid") == []
+    assert other.vectors.count() == 0 and other.answers.saved() == []
+    doc = tmp_path / "c" / "only.md"
+    doc.parent.mkdir()
+    doc.write_text("# Only here\n\nThe osprey estimate is nine weeks.")
+    other.library.ingest([doc], lens="c", root=tmp_path)
+    assert wb.search.query("osprey estimate", mode="fts") == []
+    assert "osprey" not in {h.text for h in wb.search.query("osprey", mode="vector", top_k=50)}
+    assert other.search.query("osprey", mode="fts")[0].source_id == "c/only.md"
+
+
+def test_schema_is_migrated_once_by_alembic(postgres_url):
+    schema = postgres_settings(postgres_url).database_schema
+    engine = connect(postgres_url, schema)
+    errors: list[BaseException] = []
+
+    def open_catalog():
+        try:
+            PgCatalog(engine, schema)
+        except BaseException as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=open_catalog) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(f"SELECT version_num FROM {schema}.alembic_version")
+                            ).scalars().all() == [alembic_head()]
+        assert conn.execute(sa.text(f"SELECT count(*) FROM {schema}.ingest_versions")
+                            ).scalar_one() >= 3
+    engine.dispose()
+
+
+def alembic_head() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+
+
+def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
+    from alembic import command
+    from alembic.config import Config
+
+    schema = postgres_settings(postgres_url).database_schema
+    engine = connect(postgres_url, schema)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["schema"] = schema
+    with engine.begin() as conn:  # a workspace made by the first release of this backend
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+    with engine.connect() as conn:
+        assert not sa.inspect(conn).has_table("conversations", schema=schema)
+    PgCatalog(engine, schema)
+    with engine.connect() as conn:
+        assert sa.inspect(conn).has_table("conversations", schema=schema)
+        assert conn.execute(sa.text(f"SELECT version_num FROM {schema}.alembic_version")
+                            ).scalar_one() == alembic_head() != "0001"
+    engine.dispose()
+
+
+def test_what_is_not_ported_fails_naming_the_operation(pg):
+    wb, _ = pg
+    with pytest.raises(BackendUnsupportedError, match=r"ragbench\.archive\.ops\._link_rows"):
+        wb.archive.check()
+    with pytest.raises(BackendUnsupportedError, match="doctor"):
+        wb.maintenance.doctor()
+
+
+def test_database_settings_are_checked_and_never_shown(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_DATABASE_URL", "mysql://u:secret@host/db")
+    with pytest.raises(SettingsError, match="postgresql://") as e:
+        load_settings(tmp_path)
+    assert "secret" not in str(e.value)
+    monkeypatch.setenv("RAGBENCH_DATABASE_URL", "postgresql://u:secret@host/db")
+    monkeypatch.setenv("RAGBENCH_DATABASE_SCHEMA", "Bad-Name")
+    with pytest.raises(SettingsError, match="(?i)database_schema"):
+        load_settings(tmp_path)
+    monkeypatch.delenv("RAGBENCH_DATABASE_SCHEMA")
+    assert "secret" not in repr(load_settings(tmp_path))
+
+
+def test_unreachable_database_is_one_clear_error(tmp_path):
+    settings = Settings(database_url="postgresql://u:secret@127.0.0.1:9/db")
+    with pytest.raises(StoreError, match="PostgreSQL >= 14 with the pgvector") as e:
+        Workbench(tmp_path, settings)
+    assert "secret" not in str(e.value)
+
+
+def mail_with_attachment() -> bytes:
+    from email.message import EmailMessage
+
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "ana@example.com", "team@example.com", "Osprey"
+    mail["Date"] = "Mon, 02 Mar 2026 09:00:00 +0000"
+    mail.set_content("The osprey estimate is in the attached notes.")
+    mail.add_attachment(b"The osprey estimate is nine weeks of work.", maintype="text",
+                        subtype="plain", filename="estimate.txt")
+    return mail.as_bytes()
+
+
+def test_library_lifecycle_on_postgres(tmp_path, postgres_url):
+    wb = Workbench(tmp_path, postgres_settings(postgres_url))
+    report = wb.library.ingest_uploads([
+        ("plan.md", b"# Plan\n\nThe heron pilot starts in May."),
+        ("broken.pdf", b"%PDF-1.7 this is not a PDF"),
+        ("thread.eml", mail_with_attachment()),
+    ], lens="team")
+    status = {f.source_id.rsplit("/", 1)[-1]: f.status for f in report.files}
+    assert status["plan.md"] == "inserted" and status["thread.eml"] == "inserted"
+    assert status["broken.pdf"] == "failed"
+    assert [d.file_name for d in wb.library.documents("failed")] == ["broken.pdf"]
+    again = wb.library.ingest_uploads([("copy.md", b"# Plan\n\nThe heron pilot starts in May.")])
+    assert [(f.status, f.source_id) for f in again.files] == [("skipped", "uploads/plan.md")]
+    thread = next(d for d in wb.library.documents() if d.file_name == "thread.eml")
+    detail = wb.library.show(thread.doc_id)
+    assert detail.chunks and "osprey" in detail.text and len(detail.children) == 1
+    hit = wb.search.query("osprey nine weeks", mode="fts")[0]
+    assert hit.doc_id == detail.children[0]
+    versions = wb.maintenance.versions()
+    assert [v.current for v in versions][-1] and sum(v.documents for v in versions) >= 2
+    assert wb.maintenance.stale() == []
+    smaller = Workbench(tmp_path, postgres_settings(postgres_url, wb.settings.database_schema,
+                                                    chunk_size=64, chunk_overlap=8))
+    assert sorted(d.source_id for d in smaller.maintenance.stale()) == [
+        "uploads/plan.md", "uploads/thread.eml"]
+    assert smaller.maintenance.reprocess().totals["reprocessed"] >= 2  # attachments counted
+    assert smaller.maintenance.stale() == []
+    assert wb.library.delete(thread.doc_id).documents == 2  # the mail and its attachment
+    assert wb.search.query("osprey", mode="fts") == []
+    assert wb.vectors.count() == wb.catalog.chunk_count() > 0
+    wb.library.clear()
+    assert wb.library.stats().documents == 0 and wb.vectors.count() == 0
+
+
+def test_a_document_another_process_ingests_is_found_here_at_once(tmp_path, postgres_url):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    settings = postgres_settings(postgres_url)
+    here = lens_workbench(tmp_path / "a", tmp_path / "ws-a", DOCS, settings)
+    env = {**os.environ, "RAGBENCH_DATABASE_URL": postgres_url,
+           "RAGBENCH_DATABASE_SCHEMA": settings.database_schema}
+
+    def cli(*argv):
+        done = subprocess.run([sys.executable, "-m", "ragbench.cli", "--workspace",
+                               str(tmp_path / "ws-b"), "--json", *argv], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    note = tmp_path / "b" / "heron.md"
+    note.parent.mkdir()
+    note.write_text("# Heron\n\nThe heron pilot starts in May with twelve analysts.")
+    report = cli("ingest", str(note.parent), "--lens", "memo")
+    assert "inserted" in json.dumps(report)
+    assert here.search.query("heron pilot", mode="hybrid")[0].file_name == "heron.md"
+
+
+def test_turns_added_at_once_by_replicas_get_consecutive_positions(pg):
+    wb, _ = pg
+    store = wb.chats.store
+    assert type(store).__name__ == "PgConversationStore"
+    answer_id = wb.answers.ask("What is the kestrel budget?", save=True).answer_id
+    conversation_id = store.create("Kestrel")
+    positions: list[int] = []
+    threads = [threading.Thread(target=lambda: positions.append(
+        store.add_turn(conversation_id, answer_id))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(positions) == [1, 2, 3, 4, 5, 6]
+    assert [c.turns for c in wb.chats.list() if c.conversation_id == conversation_id] == [6]
