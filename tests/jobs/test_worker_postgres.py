@@ -27,6 +27,7 @@ from fastapi.testclient import TestClient
 
 from ragbench.cli.main import main as cli_main
 from ragbench.config import load_settings
+from ragbench.errors import InvalidRequestError
 from ragbench.service.api import create_app
 from ragbench.workbench import Workbench
 
@@ -242,5 +243,27 @@ def test_the_embedded_backend_still_ingests_in_the_request(tmp_path):
     wb = Workbench(tmp_path / "ws", Settings(embedding_backend="openai",
                                              openai_base_url="http://127.0.0.1:9/v1"))
     assert wb.jobs.deferred is False
-    with pytest.raises(Exception, match="PostgreSQL workspace"):
+    with pytest.raises(InvalidRequestError, match="PostgreSQL workspace"):
         wb.jobs.work(once=True)
+
+
+def test_the_library_page_of_a_postgres_workspace_shows_the_queue(
+        postgres_url, embeddings, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    ws = workspace(tmp_path, "app", postgres_url, f"j_{os.getpid()}_c", embeddings.url)
+    Workbench(ws, load_settings(ws)).jobs.submit_uploads(
+        [("plan.md", b"# Plan\n\nThe plan ships in May.\n"),
+         ("notes.txt", b"Pricing stays flat this year.\n")], lens="team")
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("app_pages/library.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader][:2] == ["Add files", "Queue"]
+    assert any(c.value.startswith("2 queued · 0 running") for c in at.caption)
+    (table,) = at.table
+    assert list(table.value["file"]) == ["notes.txt", "plan.md"]
+    assert set(table.value["state"]) == {"queued"}
+    assert [b.label for b in at.button if b.key == "ingest"] == ["Queue"]
