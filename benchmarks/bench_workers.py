@@ -13,9 +13,10 @@ each job started and ended) and the uploads' results; one JSON object is printed
   load are outside it), `files_per_s` over that span, `busy_s` (sum of job durations),
   `per_worker_files_per_s` (files per busy second: the rate one worker sustains, to plan N
   hosts on paper), `speedup` against one worker;
-- `in_process`: the same corpus ingested as one in-process batch (`wb.library.ingest_uploads`,
-  what an embedded workspace does in the request) on its own schema: the rate without a
-  queue, where files are embedded in groups rather than one job each;
+- `in_process`: the same corpus uploaded in this process with no queue, each on its own schema:
+  `batch` (one `wb.library.ingest_uploads` call, what the request did before: files are
+  embedded in groups) and `per_file` (one call per file, as a worker runs them): the latter
+  against one worker is the queue's cost, the former the cost of one job per file;
 - `queue_overhead_ms_per_file`: job duration minus the ingest's own time (reading the upload,
   recording the outcome, procrastinate's bookkeeping), median; `pickup_ms_median`: from one
   job's end to the same worker's next start.
@@ -120,21 +121,26 @@ def run(url: str, base: Path, workers: int, items: list[tuple[str, bytes]]) -> d
     }
 
 
-def in_process(url: str, base: Path, items: list[tuple[str, bytes]]) -> dict:
-    """The corpus as one in-process upload batch on a fresh schema (no queue)."""
+def in_process(url: str, base: Path, items: list[tuple[str, bytes]], per_file: bool) -> dict:
+    """The corpus uploaded in this process on a fresh schema (no queue): as one batch, or
+    (`per_file`) one upload call per file, as a worker runs it.
+    """
     from ragbench.config import load_settings
     from ragbench.workbench import Workbench
 
-    folder = base / "bench_inproc"
+    schema = "bench_inproc_per_file" if per_file else "bench_inproc_batch"
+    folder = base / schema
     folder.mkdir()
     (folder / "settings.toml").write_text(
-        f'database_url = "{url}"\ndatabase_schema = "bench_inproc"\n')
+        f'database_url = "{url}"\ndatabase_schema = "{schema}"\n')
     wb = Workbench(folder, load_settings(folder))
     wb.embedder.embed(["warm up"])  # the model load is outside the figure, as for workers
     started = time.perf_counter()
-    report = wb.library.ingest_uploads(items, lens="bench")
+    batches = [[item] for item in items] if per_file else [items]
+    inserted = sum(wb.library.ingest_uploads(b, lens="bench").totals["inserted"]
+                   for b in batches)
     seconds = time.perf_counter() - started
-    return {"files": len(items), "inserted": report.totals["inserted"],
+    return {"files": len(items), "documents_inserted": inserted,
             "seconds": round(seconds, 2), "files_per_s": round(len(items) / seconds, 3)}
 
 
@@ -151,7 +157,8 @@ def main() -> None:
         server = pgserver.get_server(Path(folder) / "pg", cleanup_mode="stop")
         try:
             results = [run(server.get_uri(), Path(folder), w, items) for w in args.workers]
-            baseline = in_process(server.get_uri(), Path(folder), items)
+            baseline = {"batch": in_process(server.get_uri(), Path(folder), items, False),
+                        "per_file": in_process(server.get_uri(), Path(folder), items, True)}
         finally:
             server.cleanup()
     base = results[0]["files_per_s"]

@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 TASK_NAME = "ragbench.ingest_upload"
 QUEUE_NAME = "ingest"
 RETRIES = 2
-"""Further runs of a job whose run raised (the database went away, the embedding endpoint
-timed out); a file that does not parse is not retried: it fails with its reason at once.
+"""Further runs of a job whose file was not stored for a reason other than the file (the
+database went away, the embedding endpoint failed); a file that does not parse is not run
+again: it fails with its reason at once.
 """
 RETRY_WAIT = 5
 STALLED_AFTER = 30.0
@@ -205,8 +206,9 @@ class PgJobQueue:
     def _run(self, context: Any, upload_id: int) -> None:
         """The job: ingest one stored upload, record its outcome, drop its bytes.
 
-        A parse failure is the file's outcome (failed, with the reason), not the job's; any
-        other exception is recorded and raised, so procrastinate retries the job.
+        A parse failure is the file's outcome (failed, with the reason), not the job's; a file
+        not stored for another reason (embedding endpoint, database) and any exception are
+        recorded and raised, so procrastinate runs the job again (`RETRIES`).
         """
         with self.engine.begin() as conn:
             row = conn.execute(
@@ -228,11 +230,25 @@ class PgJobQueue:
         top = next((r for r in report.files if not r.parent_doc_id), None)
         if top is None:  # cannot happen: one file in, one top-level result out
             top = FileResult(path=row.name, status="failed", error="no result from ingest")
+        if top.status == "failed" and not self._failure_recorded(top):
+            # not the file's fault (the embedding endpoint, the database): nothing was
+            # stored, so run the job again later
+            self._record(upload_id, error=top.error or "not stored")
+            self._count("failed")
+            raise StoreError(f"{row.name}: {top.error or 'not stored'}")
         outcome = "failed" if top.status == "failed" else "done"
         self._count(outcome)
         self._record(upload_id, outcome=outcome, data=None,
                      error=top.error or ("" if outcome == "done" else "failed"),
                      result=top.model_dump_json())
+
+    def _failure_recorded(self, result: FileResult) -> bool:
+        """Whether ingest recorded `result` as a failed document: the file itself could not
+        be parsed, which another run would not change.
+        """
+        record = (self.catalog.get_document(result.doc_id, include_failed=True)
+                  if result.doc_id else None)
+        return record is not None and record.status == "failed"
 
     def work(self, once: bool = False, concurrency: int = 1, name: str | None = None,
              stalled_after: float = STALLED_AFTER) -> WorkerReport:

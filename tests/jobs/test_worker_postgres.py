@@ -49,6 +49,7 @@ class Embeddings:
         self.gate = threading.Event()
         self.gate.set()
         self.arrived = threading.Event()
+        self.failing = False
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,6 +57,9 @@ class Embeddings:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.arrived.set()
                 outer.gate.wait(120)
+                if outer.failing:
+                    self.send_error(503, "embedding server overloaded")
+                    return
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 data = [{"object": "embedding", "index": i, "embedding": vector(t)}
                         for i, t in enumerate(texts)]
@@ -235,6 +239,34 @@ def test_a_worker_killed_mid_job_is_replaced_and_nothing_is_stored_twice(
     sources, chunks, vectors = stored(wb)
     assert sources == ["uploads/oncall.md", "uploads/tidepool.md"]
     assert chunks == vectors > 0
+
+
+def test_a_file_not_stored_for_want_of_embeddings_is_run_again(
+        postgres_url, embeddings, tmp_path):
+    schema = f"j_{os.getpid()}_d"
+    api_ws = workspace(tmp_path, "api", postgres_url, schema, embeddings.url)
+    worker_ws = workspace(tmp_path, "worker", postgres_url, schema, embeddings.url)
+    wb = Workbench(api_ws, load_settings(api_ws))
+    (job,) = wb.jobs.submit_uploads([("oncall.md", DOCS["oncall.md"].encode())]).jobs
+
+    embeddings.failing = True
+    try:
+        report = finish(start_worker(worker_ws, tmp_path / "a.log", "--once"),
+                        tmp_path / "a.log")
+    finally:
+        embeddings.failing = False
+    assert (report["ran"], report["failed"]) == (1, 1)
+    state = wb.jobs.get(job.id)  # not the file's fault: queued again, with the reason
+    assert state.state == "queued" and state.attempts == 1
+    assert state.reason.startswith("retrying after:") and "503" in state.reason
+    assert stored(wb)[0] == []
+
+    time.sleep(5.5)  # the retry's wait (5 s from the failure, before the first worker ended)
+    report = finish(start_worker(worker_ws, tmp_path / "b.log", "--once"), tmp_path / "b.log")
+    assert report["done"] == 1
+    state = wb.jobs.get(job.id)
+    assert (state.state, state.attempts, state.result.status) == ("done", 2, "inserted")
+    assert stored(wb)[0] == ["uploads/oncall.md"]
 
 
 def test_the_embedded_backend_still_ingests_in_the_request(tmp_path):
