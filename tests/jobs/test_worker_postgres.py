@@ -269,6 +269,36 @@ def test_a_file_not_stored_for_want_of_embeddings_is_run_again(
     assert stored(wb)[0] == ["uploads/oncall.md"]
 
 
+def test_a_waiting_worker_takes_new_uploads_and_stops_on_sigterm(
+        postgres_url, embeddings, tmp_path):
+    schema = f"j_{os.getpid()}_e"
+    api_ws = workspace(tmp_path, "api", postgres_url, schema, embeddings.url)
+    wb = Workbench(api_ws, load_settings(api_ws))
+    log = tmp_path / "w.log"
+    worker = start_worker(workspace(tmp_path, "worker", postgres_url, schema, embeddings.url),
+                          log)
+    try:
+        deadline = time.monotonic() + 60
+        with wb.stores.engine.connect() as conn:  # the worker has announced itself
+            while not conn.execute(sa.text("SELECT count(*) FROM procrastinate_workers")
+                                   ).scalar_one():
+                assert worker.poll() is None and time.monotonic() < deadline, \
+                    log.read_text()[-3000:]
+                time.sleep(0.2)
+        (job,) = wb.jobs.submit_uploads([("pricing.txt", DOCS["pricing.txt"].encode())]).jobs
+        while wb.jobs.get(job.id).state != "done":
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+        worker.send_signal(signal.SIGTERM)
+        report = finish(worker, log)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    assert (report["ran"], report["done"]) == (1, 1)
+    assert stored(wb)[0] == ["uploads/pricing.txt"]
+
+
 def test_the_embedded_backend_still_ingests_in_the_request(tmp_path):
     from ragbench.config import Settings
 
