@@ -201,6 +201,9 @@ def test_uploads_queue_and_a_worker_elsewhere_stores_each_once(
     assert cli_main(["--workspace", str(api_ws), "--json", "jobs"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["counts"] == {"queued": 0, "running": 0, "done": 3, "failed": 1}
+    assert cli_main(["--workspace", str(api_ws), "jobs", str(jobs["broken.docx"]["id"])]) == 0
+    line = capsys.readouterr().out
+    assert "failed" in line and "uploads/broken.docx" in line and jobs["broken.docx"]["reason"] in line
 
 
 def test_a_worker_killed_mid_job_is_replaced_and_nothing_is_stored_twice(
