@@ -272,6 +272,29 @@ def test_a_file_not_stored_for_want_of_embeddings_is_run_again(
     assert stored(wb)[0] == ["uploads/oncall.md"]
 
 
+def test_a_job_run_again_after_its_file_was_stored_stores_nothing_twice(
+        postgres_url, embeddings, tmp_path):
+    """A worker killed after the file's commit and before the outcome was recorded: the
+    recovered job runs the same upload again, which ingest finds unchanged.
+    """
+    schema = f"j_{os.getpid()}_f"
+    ws = workspace(tmp_path, "api", postgres_url, schema, embeddings.url)
+    wb = Workbench(ws, load_settings(ws))
+    (job,) = wb.jobs.submit_uploads([("tidepool.md", DOCS["tidepool.md"].encode())],
+                                    lens="notes").jobs
+    first = wb.library.ingest_uploads([("tidepool.md", DOCS["tidepool.md"].encode())],
+                                      lens="notes")  # the first run's store, then the "kill"
+    assert first.totals["inserted"] == 1 and wb.jobs.get(job.id).state == "queued"
+    before = stored(wb)
+
+    wb.job_queue._run(None, upload_id=job.id)  # the job's second run, as a worker does it
+    state = wb.jobs.get(job.id)
+    assert (state.state, state.result.status) == ("done", "skipped")
+    assert stored(wb) == before == (["uploads/tidepool.md"], before[1], before[1])
+    wb.job_queue._run(None, upload_id=job.id)  # a settled upload: nothing to do
+    assert wb.jobs.get(job.id).attempts == 2 and stored(wb) == before
+
+
 def test_a_waiting_worker_takes_new_uploads_and_stops_on_sigterm(
         postgres_url, embeddings, tmp_path):
     schema = f"j_{os.getpid()}_e"
