@@ -15,10 +15,11 @@ column with a GIN index. PostgreSQL has no BM25: a chunk scores the sum over the
 it contains of the word's rarity (log((N + 1) / (df + 1)), as BM25's idf) times `ts_rank`
 (term frequency, normalised by log length), so rare words weigh more as they do in FTS5;
 rankings can still differ from FTS5's in order (tests check membership, not order). Media-level
-search ranks documents by their best chunk. What is not implemented yet (reports, chats,
-archive maintenance, doctor, re-processing, backfill) raises `BackendUnsupportedError` naming
-the operation: those still run SQLite SQL on `conn` or on a transaction, which this class
-refuses (docs/team.md).
+search ranks documents by their best chunk. Chats and reports have their own PostgreSQL stores
+(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code not
+ported yet (doctor, archive views and maintenance, backfill's writes) still runs SQLite SQL on
+`conn` or on a transaction, which this class refuses with `BackendUnsupportedError` naming the
+calling function (docs/team.md).
 """
 
 from __future__ import annotations

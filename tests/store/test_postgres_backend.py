@@ -108,6 +108,8 @@ def test_two_workbenches_on_one_database_share_the_workspace(tmp_path, postgres_
     answer = first.answers.ask("When does the heron pilot start?", save=True)
     assert "May" in answer.answer
     assert [a.answer_id for a in second.answers.saved()] == [answer.answer_id]
+    stored = first.catalog.get_answer(answer.answer_id)
+    assert "database_url" not in stored["settings"] and postgres_url not in str(stored)
     first.library.delete(second.search.query("heron", mode="fts")[0].doc_id)
     assert second.search.query("heron pilot", mode="fts") == []
     assert second.vectors.count() == second.catalog.chunk_count()
