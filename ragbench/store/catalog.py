@@ -293,6 +293,37 @@ class Catalog:
              record.doc_id),
         )
 
+    # --- archive reads (documents in ingest order) -------------------------------------------
+
+    def archive_rows(self) -> list[dict[str, Any]]:
+        """Every document's place in its thread, status and archive links, in ingest order."""
+        rows = self.conn.execute(
+            "SELECT doc_id, parent_doc_id, root_doc_id, status, file_name, archive_path, "
+            "archive_browse_uri, archive_download_uri FROM documents ORDER BY rowid"
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def thread_members(self, root_id: str) -> list[str]:
+        """Ids of the documents below thread root `root_id` (not itself), in ingest order."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ? ORDER BY rowid",
+            (root_id, root_id))]
+
+    def attachment_links(self, doc_id: str) -> list[tuple[str, str | None]]:
+        """(file name, archive browse URI) of the documents directly below `doc_id`."""
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT file_name, archive_browse_uri FROM documents WHERE parent_doc_id = ? "
+            "ORDER BY rowid", (doc_id,))]
+
+    def mail_rows(self) -> list[dict[str, Any]]:
+        """Top-level indexed e-mails (eml, msg) without their text, in ingest order."""
+        rows = self.conn.execute(
+            "SELECT doc_id, file_name, title, metadata, archive_browse_uri FROM documents "
+            "WHERE format IN ('eml', 'msg') AND parent_doc_id IS NULL AND +status = 'indexed' "
+            "ORDER BY rowid"
+        ).fetchall()
+        return [dict(r) for r in rows]
+
     # --- chunks ----------------------------------------------------------------------------
 
     def chunk_ids(self) -> set[str]:

@@ -372,6 +372,38 @@ class PgCatalog(Catalog):
                 archive_path=record.archive_path, archive_browse_uri=record.archive_browse_uri,
                 archive_download_uri=record.archive_download_uri))
 
+    # --- archive reads (documents in ingest order) -------------------------------------------
+
+    def archive_rows(self) -> list[dict[str, Any]]:
+        """Every document's place in its thread, status and archive links, in ingest order."""
+        d = documents.c
+        statement = sa.select(d.doc_id, d.parent_doc_id, d.root_doc_id, d.status, d.file_name,
+                              d.archive_path, d.archive_browse_uri,
+                              d.archive_download_uri).order_by(d.rowid)
+        return [dict(r) for r in self._read(statement)]
+
+    def thread_members(self, root_id: str) -> list[str]:
+        """Ids of the documents below thread root `root_id` (not itself), in ingest order."""
+        d = documents.c
+        statement = (sa.select(d.doc_id).where(d.root_doc_id == root_id, d.doc_id != root_id)
+                     .order_by(d.rowid))
+        return [r["doc_id"] for r in self._read(statement)]
+
+    def attachment_links(self, doc_id: str) -> list[tuple[str, str | None]]:
+        """(file name, archive browse URI) of the documents directly below `doc_id`."""
+        d = documents.c
+        statement = (sa.select(d.file_name, d.archive_browse_uri)
+                     .where(d.parent_doc_id == doc_id).order_by(d.rowid))
+        return [(r["file_name"], r["archive_browse_uri"]) for r in self._read(statement)]
+
+    def mail_rows(self) -> list[dict[str, Any]]:
+        """Top-level indexed e-mails (eml, msg) without their text, in ingest order."""
+        d = documents.c
+        statement = (sa.select(d.doc_id, d.file_name, d.title, d.metadata, d.archive_browse_uri)
+                     .where(d.format.in_(["eml", "msg"]), d.parent_doc_id.is_(None),
+                            d.status == "indexed").order_by(d.rowid))
+        return [dict(r) for r in self._read(statement)]
+
     # --- chunks ----------------------------------------------------------------------------
 
     def chunk_ids(self) -> set[str]:

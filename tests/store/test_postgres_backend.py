@@ -187,10 +187,17 @@ def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
 
 def test_what_is_not_ported_fails_naming_the_operation(pg):
     wb, _ = pg
-    with pytest.raises(BackendUnsupportedError, match=r"ragbench\.archive\.ops\._link_rows"):
-        wb.archive.check()
     with pytest.raises(BackendUnsupportedError, match="doctor"):
         wb.maintenance.doctor()
+
+    def backfill_like_writer():  # SQLite SQL on a transaction, as unported code does
+        with wb.catalog.transaction() as tx:
+            tx.execute("UPDATE chunks SET section_path = ? WHERE chunk_id = ?", ("x", "y"))
+
+    with pytest.raises(BackendUnsupportedError, match=r"backfill_like_writer is not implemented"):
+        backfill_like_writer()
+    with pytest.raises(BackendUnsupportedError, match="test_what_is_not_ported"):
+        wb.catalog.conn.execute("SELECT 1")
 
 
 def test_database_settings_are_checked_and_never_shown(tmp_path, monkeypatch):
@@ -218,6 +225,7 @@ def mail_with_attachment() -> bytes:
 
     mail = EmailMessage()
     mail["From"], mail["To"], mail["Subject"] = "ana@example.com", "team@example.com", "Osprey"
+    mail["Message-ID"] = "<osprey-1@example.com>"
     mail["Date"] = "Mon, 02 Mar 2026 09:00:00 +0000"
     mail.set_content("The osprey estimate is in the attached notes.")
     mail.add_attachment(b"The osprey estimate is nine weeks of work.", maintype="text",
@@ -300,3 +308,28 @@ def test_turns_added_at_once_by_replicas_get_consecutive_positions(pg):
         t.join()
     assert sorted(positions) == [1, 2, 3, 4, 5, 6]
     assert [c.turns for c in wb.chats.list() if c.conversation_id == conversation_id] == [6]
+
+
+def test_archive_views_and_checks_on_postgres(tmp_path, postgres_url):
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+
+    wb = Workbench(tmp_path, postgres_settings(postgres_url))
+    first = mail_with_attachment()
+    reply = EmailMessage()
+    reply["From"], reply["To"], reply["Subject"] = "bo@example.com", "team@example.com", \
+        "Re: Osprey"
+    reply["Date"], reply["Message-ID"] = "Tue, 03 Mar 2026 10:00:00 +0000", make_msgid()
+    reply["In-Reply-To"] = "<osprey-1@example.com>"
+    reply.set_content("Nine weeks is too long; the osprey plan needs six.")
+    wb.library.ingest_uploads([("osprey.eml", first), ("re-osprey.eml", reply.as_bytes())])
+    check = wb.archive.check()
+    assert check.ok and check.documents == 3 and check.not_built == []
+    tree = wb.archive.tree()
+    assert sorted(len(node.children) for node in tree) == [0, 1]  # the attachment under its mail
+    threads = wb.archive.threads()
+    assert len(threads) == 2 and len(next(iter(threads.values()))) == 2
+    root = next(n.document.doc_id for n in tree if n.children)
+    view = wb.archive.thread_view(root)
+    assert view and "estimate.txt" in view and "needs six" in view
+    assert wb.archive.build(force=True).rebuilt
