@@ -8,7 +8,10 @@ lens folder as bench_answers.py does. Two detectors run on the same chunks in th
 
 - `before`: `conflicts()` of ragbench/contradictions/detector.py at commit `BEFORE_COMMIT` (the
   detector as it was when issue 16 started), loaded from git into a temporary module;
-- `after`: today's `wb.graph.contradictions()` (the facade the app and the CLI call).
+- `after`: today's `wb.graph.contradictions()` (the facade the app and the CLI call);
+- `with_places`: today's detector with `places=True` over the same chunks, as a report's
+  disagreements part and "where…" answers run it (conflicting places, checked against the
+  gazetteer of `ragbench.contradictions.places`).
 
 Scored against data/samples/README.md ("Planted contradictions" C1..C8 and "Near-misses"),
 copied below as the answer key: a finding matches a planted contradiction when one of its
@@ -39,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.config import Settings  # noqa: E402
+from ragbench.contradictions import conflicts  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
 
 BEFORE_COMMIT = "0bdc4d003c2c2beb25050135d52d9f735ac8700a"
@@ -176,6 +180,10 @@ def main() -> None:
     after = wb.graph.contradictions()
     t_after = time.perf_counter() - t0
 
+    t0 = time.perf_counter()
+    with_places = conflicts(list(rows.values()), places=True)
+    t_places = time.perf_counter() - t0
+
     result = {
         "corpus": str(args.samples.relative_to(ROOT) if args.samples.is_relative_to(ROOT)
                       else args.samples),
@@ -187,6 +195,9 @@ def main() -> None:
                   "topic_pricing": len(wb.graph.contradictions(topic="pricing")),
                   "topic_price": len(wb.graph.contradictions(topic="price")),
                   "top_10": [f"{f.score:.2f} {_label(f, sources)}" for f in after[:10]]},
+        "with_places": {**score(with_places, sources, t_places),
+                        "place_findings": [_label(f, sources) for f in with_places
+                                           if f.type == "place"]},
     }
     print(json.dumps(result, indent=2))
 

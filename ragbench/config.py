@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+import tomli_w
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import (
     BaseModel,
@@ -437,12 +438,13 @@ def _describe(err: ErrorDetails, layers: dict[str, dict[str, Any]], path: Path) 
     return f"{_origin(name, layers, path)}={shown} {problem}"
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(str(value))  # JSON string escaping is valid TOML basic-string escaping
+def _toml_value(value: Any) -> Any:
+    """A setting as TOML can hold it (paths, enums and other objects as their text)."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_toml_value(v) for v in value]
+    return str(value)
 
 
 def save_settings(workspace: str | Path, settings: Settings) -> Path:
@@ -450,11 +452,9 @@ def save_settings(workspace: str | Path, settings: Settings) -> Path:
     path = Path(workspace) / SETTINGS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     defaults = Settings()
-    lines = ["# ragbench settings; see docs/settings.md for every key."]
-    for name in Settings.model_fields:
-        value = getattr(settings, name)
-        if name == "openai_api_key" or value == getattr(defaults, name):
-            continue
-        lines.append(f"{name} = {_toml_value(value)}")
-    write_atomic(path, "\n".join(lines) + "\n")
+    changed = {name: _toml_value(getattr(settings, name)) for name in Settings.model_fields
+               if name != "openai_api_key"
+               and getattr(settings, name) != getattr(defaults, name)}
+    write_atomic(path, "# ragbench settings; see docs/settings.md for every key.\n"
+                 + tomli_w.dumps(changed))
     return path

@@ -76,6 +76,10 @@ class ContextWindowError(LLMError):
         self.context_window = context_window
 
 
+class GenerationStopped(RagbenchError):
+    """Work stopped on request (its client went away); nothing was stored for it."""
+
+
 class StoreError(RagbenchError):
     """The catalog cannot be opened or migrated (e.g. written by a newer ragbench)."""
 

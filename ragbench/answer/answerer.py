@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -30,7 +32,6 @@ from ragbench.answer.citations import (
     CitationCheck,
     CitedPassage,
     build_context,
-    citation_hint,
     cited_passages,
     validate,
 )
@@ -52,6 +53,13 @@ from ragbench.answer.extractive import (
     extract,
     extractive_answer,
 )
+from ragbench.answer.generation import (
+    MAX_RETRIES,
+    StopCheck,
+    TokenSink,
+    stop_if_asked,
+    write_cited,
+)
 from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
 from ragbench.chunking.tokenizer import encode_tokens
@@ -65,12 +73,36 @@ from ragbench.writing.meaning import SentenceEmbedder
 
 FIT_MARGIN = 0.85
 """Share of the context window a prompt may fill (cl100k counts differ from the model's)."""
-TokenSink = Callable[[str], None]
-"""on_token(delta): text of an LLM answer as it is written."""
 
 __all__ = ["MIN_COVERAGE", "NOT_FOUND", "Answerer", "ChatResponse", "CitedPassage", "Source",
            "attach_passages", "extractive_answer", "source_of"]
-MAX_RETRIES = 2
+@dataclass
+class _Evidence:
+    """What an answer may cite: the retrieved chunks, the disputing chunks added for the
+    disagreements found among them, and their ids.
+    """
+
+    results: list[RetrievalResult]
+    valid_ids: list[str]
+    findings: list[Finding] = field(default_factory=list)
+    disputing: list[RetrievalResult] = field(default_factory=list)
+
+
+class _Clock:
+    """Milliseconds per stage (`ChatResponse.timings`): `with clock("retrieval_ms"): ...`."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[stage] = round((time.perf_counter() - start) * 1000, 1)
+
+
 class FindContradictions(Protocol):
     """The contradiction search an answer uses (the workbench's, over its catalog and graph)."""
 
@@ -276,8 +308,12 @@ class Answerer:
         contradictions: FindContradictions | None = None,
         on_token: TokenSink | None = None,
         max_tokens: int | None = None,
+        should_stop: StopCheck | None = None,
     ) -> ChatResponse:
         """Retrieve, answer, validate citations and evaluate references.
+
+        `should_stop` is asked between the stages and at every model token; once it says yes
+        the work ends with `GenerationStopped` (a client that went away).
 
         `max_tokens` caps the model's answer (default: the `llm_max_tokens` setting); the
         prompt is fitted to leave that much room. The extractive answer has no such cap.
@@ -290,82 +326,109 @@ class Answerer:
         stated in an extractive answer (when about the asked fact), put into an LLM's prompt,
         and returned in `response.contradictions`.
         """
-        timings: dict[str, float] = {}
-        start = time.perf_counter()
+        stop_if_asked(should_stop)
+        clock = _Clock()
         asked = understand(question)
-        if asked.kind == "disagreement" or (
-                asked.kind == "analytical" and (llm or self.settings.llm_backend) == "extractive"):
-            top_k = max(top_k or self.settings.top_k, WRITER_POOL)  # a summary draws widely
-        results = self.retriever.search(question, mode, top_k, filters)
-        timings["retrieval_ms"] = (time.perf_counter() - start) * 1000
-        valid_ids = [r.chunk_id for r in results]
         backend = llm or self.settings.llm_backend
+        if asked.kind == "disagreement" or (asked.kind == "analytical"
+                                            and backend == "extractive"):
+            top_k = max(top_k or self.settings.top_k, WRITER_POOL)  # a summary draws widely
+        with clock("retrieval_ms"):
+            results = self.retriever.search(question, mode, top_k, filters)
         response = ChatResponse(question=question, answer=NOT_FOUND, sources=[],
                                 mode=mode or self.settings.search_mode, llm=backend)
-        findings: list[Finding] = []
-        disputing: list[RetrievalResult] = []
+        evidence = _Evidence(results=results, valid_ids=[r.chunk_id for r in results])
         if contradictions is not None and len(results) > 1:
-            start = time.perf_counter()
-            where = asks_for_place(question) or asked.kind == "disagreement"
-            if where or asks_for_value(question):
-                # a disputed value may sit a little lower
-                findings = contradictions(valid_ids + self._wider(question, filters, valid_ids),
-                                          True, places=where)
-                # places are compared for this question only: keep those about what it asks
-                about = asked.subject or question
-                findings = [f for f in findings
-                            if f.type != "place" or places_what_is_asked(about, f)]
-            else:
-                findings = contradictions(valid_ids)
-            disputing = self._disputing(findings, results, filters)
-            valid_ids += [r.chunk_id for r in disputing]
-            findings = [f for f in findings  # both sides citable (within the filters)
-                        if all(side["chunk_id"] in valid_ids for side in f.chunks)]
-            response.contradictions = [f.model_dump() for f in listed_findings(  # the asked
-                question, findings, asked.subject if asked.kind == "disagreement" else None)]
-            timings["contradictions_ms"] = (time.perf_counter() - start) * 1000
-        start = time.perf_counter()
-        model: ChatModel | None = None
-        if not results:
-            raw = NOT_FOUND
-        elif backend == "extractive":
-            raw = self._extractive(asked, results, findings, response, disputing)
+            with clock("contradictions_ms"):
+                self._find_disagreements(asked, filters, contradictions, evidence, response)
+        stop_if_asked(should_stop)
+        with clock("generation_ms"):
+            raw, model = self._write(asked, backend, evidence, response, on_token,
+                                     max_tokens or self.settings.llm_max_tokens, should_stop)
+        found = self._cite(raw, model, evidence, filters, response)
+        if references and found:
+            stop_if_asked(should_stop)
+            with clock("references_ms"):
+                response.references, response.references_method = evaluate_references(
+                    response.answer_with_ids, results, model)
+        response.timings = clock.timings
+        return response
+
+    def _find_disagreements(self, asked: Question, filters: SearchFilters | None,
+                            contradictions: FindContradictions, evidence: _Evidence,
+                            response: ChatResponse) -> None:
+        """The disagreements among the retrieved chunks (for a question about a value or a
+        place, also among the few just below them); a disputing chunk that was not retrieved
+        joins `evidence.disputing` so both sides can be cited. Those the question asks about
+        are listed in `response.contradictions`.
+        """
+        question = asked.text
+        valid_ids = evidence.valid_ids
+        where = asks_for_place(question) or asked.kind == "disagreement"
+        if where or asks_for_value(question):
+            # a disputed value may sit a little lower
+            findings = contradictions(valid_ids + self._wider(question, filters, valid_ids),
+                                      True, places=where)
+            # places are compared for this question only: keep those about what it asks
+            subject = asked.subject or question
+            findings = [f for f in findings
+                        if f.type != "place" or places_what_is_asked(subject, f)]
         else:
-            try:
-                model = self.chat_model(backend)
-                assert model is not None
-                raw = self._generate(model, question, results, valid_ids, response, findings,
-                                     on_token, max_tokens or self.settings.llm_max_tokens)
-            except LLMError as e:
-                if not self.settings.llm_fallback:
-                    raise
-                response.fallback_reason = str(e)
-                response.llm = "extractive (fallback)"
-                model = None
-                raw = self._extractive(asked, results, findings, response, disputing)
-        timings["generation_ms"] = (time.perf_counter() - start) * 1000
-        check = validate(raw, valid_ids, from_model=model is not None)
+            findings = contradictions(valid_ids)
+        evidence.disputing = self._disputing(findings, evidence.results, filters)
+        valid_ids += [r.chunk_id for r in evidence.disputing]
+        evidence.findings = [f for f in findings  # both sides citable (within the filters)
+                             if all(side["chunk_id"] in valid_ids for side in f.chunks)]
+        response.contradictions = [f.model_dump() for f in listed_findings(  # the asked
+            question, evidence.findings,
+            asked.subject if asked.kind == "disagreement" else None)]
+
+    def _write(self, asked: Question, backend: str, evidence: _Evidence,
+               response: ChatResponse, on_token: TokenSink | None, max_tokens: int,
+               should_stop: StopCheck | None) -> tuple[str, ChatModel | None]:
+        """The raw answer (citations not yet validated) and the model that wrote it (None:
+        the offline writer, also when a failing model falls back to it).
+        """
+        results, findings, disputing = evidence.results, evidence.findings, evidence.disputing
+        if not results:
+            return NOT_FOUND, None
+        if backend == "extractive":
+            return self._extractive(asked, results, findings, response, disputing), None
+        try:
+            model = self.chat_model(backend)
+            assert model is not None
+            return self._generate(model, asked.text, results, evidence.valid_ids, response,
+                                  findings, on_token, max_tokens, should_stop), model
+        except LLMError as e:
+            if not self.settings.llm_fallback:
+                raise
+            response.fallback_reason = str(e)
+            response.llm = "extractive (fallback)"
+            return self._extractive(asked, results, findings, response, disputing), None
+
+    def _cite(self, raw: str, model: ChatModel | None, evidence: _Evidence,
+              filters: SearchFilters | None, response: ChatResponse) -> bool:
+        """Validate the citations of `raw` into `response` (answer, sources with the passages
+        they rest on, invalid ids, the filter note of an unanswered filtered question);
+        whether an answer was found.
+        """
+        check = validate(raw, evidence.valid_ids, from_model=model is not None)
         response.answer = check.text or NOT_FOUND
         if response.answer == NOT_FOUND and filters is not None and not filters.is_empty():
-            response.filter_note = self._filter_note(filters, len(results))
+            response.filter_note = self._filter_note(filters, len(evidence.results))
             response.answer = f"{NOT_FOUND} {response.filter_note}"
         response.answer_with_ids = _with_ids(check)
         response.invalid_citations = sorted(set(response.invalid_citations) | set(check.invalid))
         response.had_invalid_citations = bool(response.invalid_citations)
-        by_id = {r.chunk_id: r for r in [*results, *disputing]}
+        offered = [*evidence.results, *evidence.disputing]
+        by_id = {r.chunk_id: r for r in offered}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
         attach_passages(cited, response.answer_with_ids, response.extracts)
-        others = [source_of(r, None) for r in [*results, *disputing]  # findings resolve
+        others = [source_of(r, None) for r in offered  # findings resolve
                   if r.chunk_id not in check.cited]
         found = check.text not in ("", NOT_FOUND)
         response.sources = cited + others if check.cited or found else []
-        if references and found:
-            start = time.perf_counter()
-            response.references, response.references_method = evaluate_references(
-                response.answer_with_ids, results, model)
-            timings["references_ms"] = (time.perf_counter() - start) * 1000
-        response.timings = {k: round(v, 1) for k, v in timings.items()}
-        return response
+        return found
 
     def _wider(self, question: str, filters: SearchFilters | None,
                have: Sequence[str]) -> list[str]:
@@ -417,30 +480,22 @@ class Answerer:
         self, model: ChatModel, question: str, results: list[RetrievalResult],
         valid_ids: list[str], response: ChatResponse, findings: Sequence[Finding] = (),
         on_token: TokenSink | None = None, max_tokens: int = 512,
+        should_stop: StopCheck | None = None,
     ) -> str:
+        """The model's cited answer (`generation.write_cited`) from the passages that fit its
+        window; a prompt the server still finds too long is fitted to the window it named
+        (else halved), said in `context_note`, and written again.
+        """
         kept = self._fit(model, question, results, findings, response, max_tokens)
-        messages = self._messages(question, kept, findings)
-        raw = ""
-        streamed = False  # stream until some text went out (a context overflow sends none)
-        for attempt in range(MAX_RETRIES + 1):
+        for fitting in range(MAX_RETRIES + 1):
             try:
-                if on_token is not None and not streamed:
-                    pieces: list[str] = []
-                    for delta in model.stream(messages, max_tokens=max_tokens):
-                        pieces.append(delta)
-                        streamed = True
-                        on_token(delta)
-                    text = "".join(pieces)
-                else:
-                    reply = model.complete(messages, max_tokens=max_tokens)
-                    for key, value in reply.usage.items():
-                        response.usage[key] = response.usage.get(key, 0) + value
-                    text = reply.text
-            except ContextWindowError as e:  # too long after all: fit to the window the
-                # server named (else halve), say so, retry
+                written = write_cited(model, self._messages(question, kept, findings),
+                                      valid_ids, max_tokens, on_token=on_token,
+                                      should_stop=should_stop)
+            except ContextWindowError as e:
                 if e.context_window:
                     self._windows[_model_key(model)] = e.context_window
-                if len(kept) <= 1 or attempt == MAX_RETRIES:
+                if len(kept) <= 1 or fitting == MAX_RETRIES:
                     raise
                 fitted = (self._fit_window(e.context_window, question, kept, findings,
                                            max_tokens)
@@ -448,18 +503,13 @@ class Answerer:
                 kept = fitted if len(fitted) < len(kept) else kept[: max(1, len(kept) // 2)]
                 response.context_note = _context_note(len(results) - len(kept), len(results),
                                                       e.context_window)
-                messages = self._messages(question, kept, findings)
                 continue
-            raw = text.strip() or NOT_FOUND
-            check = validate(raw, valid_ids)
-            response.invalid_citations += check.invalid
-            if not check.needs_retry:
-                break
-            if attempt < MAX_RETRIES:
-                response.retries += 1
-                messages = [*messages, {"role": "assistant", "content": raw},
-                            {"role": "user", "content": citation_hint(valid_ids)}]
-        return raw
+            response.retries += written.retries
+            response.invalid_citations += written.invalid_citations
+            for key, value in written.usage.items():
+                response.usage[key] = response.usage.get(key, 0) + value
+            return written.text
+        raise LLMError("the passages do not fit the model's context window")
 
     def _messages(self, question: str, results: Sequence[RetrievalResult],
                   findings: Sequence[Finding]) -> list[dict[str, str]]:

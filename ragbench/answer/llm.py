@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel, Field
@@ -59,7 +59,9 @@ class ChatModel(Protocol):
     def stream(
         self, messages: list[dict[str, str]], max_tokens: int = 512, temperature: float = 0.0,
     ) -> Iterator[str]:
-        """The completion for `messages` as text deltas, in order, as the model writes them."""
+        """The completion for `messages` as text deltas, in order, as the model writes them; a
+        generator may return the usage the server reported (`{}` or None when unknown).
+        """
         ...
 
 
@@ -225,6 +227,11 @@ def llm_error(
     return LLMError(f"{base_url}: {type(error).__name__}: {_one_line(str(error))}")
 
 
+def _counts(usage: dict[str, Any]) -> dict[str, int]:
+    """The integer token counts of a reported usage (nested details left out)."""
+    return {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 class OpenAIChat:
     """An OpenAI-compatible chat endpoint reached with the official `openai` client."""
 
@@ -285,17 +292,17 @@ class OpenAIChat:
         if not completion.choices:
             raise LLMError(f"{self.shown_url}: the reply holds no choices (model {self.model!r})")
         text = completion.choices[0].message.content or ""
-        usage: dict[str, int] = {}
-        if completion.usage is not None:
-            usage = {k: v for k, v in completion.usage.model_dump().items()
-                     if isinstance(v, int) and not isinstance(v, bool)}
+        usage = _counts(completion.usage.model_dump()) if completion.usage is not None else {}
         return LLMReply(text=text, model=completion.model or self.model, usage=usage,
                         seconds=time.perf_counter() - start)
 
     def stream(
         self, messages: list[dict[str, str]], max_tokens: int = 512, temperature: float = 0.0,
-    ) -> Iterator[str]:
-        """The completion as text deltas, yielded as they arrive (empty deltas skipped).
+    ) -> Generator[str, None, dict[str, int]]:
+        """The completion as text deltas, yielded as they arrive (empty deltas skipped); the
+        generator returns the usage the server reported at the end (asked for with
+        `stream_options.include_usage`; `{}` from servers that report none, such as
+        llama-cpp-python).
 
         Stopping early (closing the generator) closes the HTTP response, which tells the server
         to stop generating. Failures, before or during the stream, raise `LLMError`; so does a
@@ -308,13 +315,16 @@ class OpenAIChat:
         try:
             response = self.client.chat.completions.create(
                 model=self.model, messages=cast(Any, messages), max_tokens=max_tokens,
-                temperature=temperature, stream=True)
+                temperature=temperature, stream=True, stream_options={"include_usage": True})
         except openai.OpenAIError as e:
             raise self._error(e) from e
         finished = False
         wrote = False
+        usage: dict[str, int] = {}
         try:
             for chunk in response:
+                if chunk.usage is not None:
+                    usage = _counts(chunk.usage.model_dump())
                 for choice in chunk.choices:
                     if choice.index != 0:
                         continue
@@ -331,6 +341,7 @@ class OpenAIChat:
                 self._explain_empty_stream(messages)
             raise LLMError(f"{self.shown_url}: the stream ended before the model finished (no "
                            "finish reason); the server may have failed, see its log")
+        return usage
 
     def _explain_empty_stream(self, messages: list[dict[str, str]]) -> None:
         """Raise the server's reason for an empty stream, found with a 1-token completion.

@@ -13,7 +13,8 @@ import time
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import Answerer, ChatResponse, FindContradictions, Source, TokenSink
+from ragbench.answer.answerer import Answerer, ChatResponse, FindContradictions, Source
+from ragbench.answer.generation import StopCheck, TokenSink, stop_if_asked
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.errors import InvalidRequestError, NotFoundError
@@ -76,22 +77,26 @@ class AnswerService:
         save: bool = False,
         on_token: TokenSink | None = None,
         max_tokens: int | None = None,
+        should_stop: StopCheck | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources, references and (when the
         sources disagree and `answer_contradictions` is on) the contradictions among them:
         those about the asked fact are stated in the answer with both sides cited (extractive)
         or given to the model to address (LLM); all are listed as a synthesized source.
+        `should_stop` ends the work between stages (`GenerationStopped`); nothing is saved.
         """
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         find = self._find_contradictions if self.settings.answer_contradictions else None
         response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find,
-                                     on_token=on_token, max_tokens=max_tokens)
+                                     on_token=on_token, max_tokens=max_tokens,
+                                     should_stop=should_stop)
         findings = [Finding.model_validate(f) for f in response.contradictions]
         response.contradictions = []
         if find is not None and response.sources:  # stated in the answer, listed as a source
             attach_contradictions(response, findings)
         if save:
+            stop_if_asked(should_stop)
             self.save(response)
         return response
 

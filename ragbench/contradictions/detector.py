@@ -16,11 +16,11 @@ Two layers:
     (ranges and "above"/"below" bounds are honoured; "about"/"~" allow 6%);
   * `priority`: both name a #1 / top priority, about disjoint subjects;
   * `negation`: near-identical statements (same subject words) where one is negated;
-  * `place` (only when asked, `places=True`: answers to "where…" questions): both say where
-    the thing is ("in Frankfurt", "to the UK") and name no place in common, one of them a
-    place the other statement never mentions; 2+ shared subject words besides the places.
-    Off by default: without a gazetteer "in the EU" and "in Frankfurt" look different, so
-    the check runs only when the question itself asks where.
+  * `place` (only when asked, `places=True`: answers to "where…" questions and a report's
+    disagreements part): both say where the thing is ("in Frankfurt", "to the UK") and name
+    no place in common, one of them a place the other statement never mentions, and the
+    places are known and lie apart (`contradictions.places`: Frankfurt and the EU agree);
+    2+ shared subject words besides the places.
 Two statements are not compared when the values are for different periods ("10% in Q2 2026"
 and "15% by Q4 2026"), count different units, or the shared noun carries different names
 ("Frankfurt region" and "US data region"); the words about a value stop at the neighbouring
@@ -50,6 +50,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragbench.contradictions.places import apart
 from ragbench.contradictions.values import (
     GENERIC_CONTEXT,
     MILESTONE_STEMS,
@@ -409,8 +410,8 @@ def _about_same(a: Claim, b: Claim, min_shared: int) -> frozenset[str]:
 def _places_conflict(a: Claim, b: Claim) -> tuple[Value, Value] | None:
     """Both put the same thing (2+ shared subject words besides the places) in places with
     no name in common, and one side's place is not mentioned by the other at all ("logs
-    ... in Frankfurt" against "logs from the Frankfurt region ... to the stack in the UK"):
-    the two disputed places.
+    ... in Frankfurt" against "logs from the Frankfurt region ... to the stack in the UK"),
+    two of them known places that lie apart (`places.apart`): the two disputed places.
     """
     if not a.places or not b.places or a.places.keys() & b.places.keys():
         return None
@@ -424,8 +425,12 @@ def _places_conflict(a: Claim, b: Claim) -> tuple[Value, Value] | None:
     shared = (a.subject & b.subject) - named - GENERIC_CONTEXT
     if len(shared) < 2:
         return None
+    disputed = next(((x, y) for x in a.places.values() for y in b.places.values()
+                     if apart(x, y)), None)
+    if disputed is None:
+        return None  # unknown names ("the DPA") or places inside one another (Frankfurt, EU)
+    first, second = disputed
     words = tuple((stem(w), w) for w in written_words(a.text) if stem(w) in shared)
-    first, second = next(iter(a.places.values())), next(iter(b.places.values()))
     return (Value("place", 0.0, 0.0, frozenset(shared), raw=first, words=words),
             Value("place", 0.0, 0.0, frozenset(shared), raw=second, words=words))
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ragbench.answer.citations import header
 from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult, SearchFilters
+from ragbench.retrieval.retriever import QueryEmbedder
 
 
 class Search(Protocol):
@@ -30,14 +31,6 @@ class Search(Protocol):
                filters: SearchFilters | None = None, fts_level: str | None = None,
                ) -> list[RetrievalResult]:
         """Ranked chunks for `query`."""
-        ...
-
-
-class QueryEmbedder(Protocol):
-    """Anything that embeds a query."""
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """The vector of one query."""
         ...
 
 

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from ragbench.answer.answerer import NOT_FOUND, Source, attach_passages, source_of
-from ragbench.answer.citations import CITATION_RULES, CitationCheck, citation_hint, validate
+from ragbench.answer.citations import CITATION_RULES, CitationCheck, validate
+from ragbench.answer.generation import TokenSink, UncitedText, Written, write_cited
 from ragbench.answer.llm import ChatModel
 from ragbench.answer.references import Reference, evaluate_references
 from ragbench.contradictions import Finding
@@ -38,8 +39,7 @@ from ragbench.reports.models import GenerationInfo, PartKind
 from ragbench.writing import write
 from ragbench.writing.meaning import SentenceEmbedder
 
-MAX_RETRIES = 2
-TokenCallback = Callable[[str], None]
+TokenCallback = TokenSink
 """on_token(delta): the model's text as it is written (first attempt only)."""
 
 REPORT_RULES = """You write ONE part of a report, from passages grouped by lens (point of view).
@@ -229,36 +229,17 @@ class PartGenerator:
 
     def _attempts(self, model: ChatModel, messages: list[dict[str, str]], ids: list[str],
                   info: GenerationInfo, on_token: TokenCallback | None) -> str:
-        raw = NOT_FOUND
-        for attempt in range(MAX_RETRIES + 1):
-            if attempt == 0 and on_token is not None:
-                deltas = []
-                for delta in model.stream(messages, max_tokens=self.max_tokens):
-                    deltas.append(delta)
-                    on_token(delta)
-                raw = "".join(deltas).strip() or NOT_FOUND
-            else:
-                reply = model.complete(messages, max_tokens=self.max_tokens)
-                for key, value in reply.usage.items():
-                    info.usage[key] = info.usage.get(key, 0) + value
-                raw = reply.text.strip() or NOT_FOUND
-            check = validate(raw, ids)
-            info.invalid_citations += check.invalid
-            uncited = check.found == 0 and raw != NOT_FOUND
-            if not (check.needs_retry or uncited) or attempt == MAX_RETRIES:
-                break
-            info.retries += 1
-            messages = [*messages, {"role": "assistant", "content": raw},
-                        {"role": "user", "content": citation_hint(ids) if check.found else
-                         "Your text cites nothing. Rewrite it and end every sentence with its "
-                         "citation [C:<chunk_id>] from the context headers."}]
-        if raw != NOT_FOUND and not check.cited:
-            # a part is worth its references: text that cites no passage after the retries is
-            # not one (seen with SmolLM2-135M); the caller falls back to the extractive digest
-            # when llm_fallback is on, and says why
-            raise LLMError(f"the model's text cited no retrieved passage after {info.retries} "
-                           "retries")
-        return raw
+        """The model's part through the shared loop (`generation.write_cited`), which also
+        asks again when the text cites nothing: a part is worth its references.
+        """
+        try:
+            written = write_cited(model, messages, ids, self.max_tokens, on_token=on_token,
+                                  require_citations=True)
+        except UncitedText as e:
+            _account(info, e.written)
+            raise
+        _account(info, written)
+        return written.text
 
     def _references(self, text: str, text_ids: str, results: list[RetrievalResult],
                     cited: list[str], model: ChatModel | None) -> tuple[list[Reference], str]:
@@ -274,6 +255,14 @@ class PartGenerator:
         missing = [r for r in deterministic if r.chunk_id not in have]
         merged = sorted(refs + missing, key=lambda r: -r.relevance)
         return merged, "llm+attribution" if missing else "llm"
+
+
+def _account(info: GenerationInfo, written: Written) -> None:
+    """Add what the model's attempts cost and got wrong to the part's generation record."""
+    info.retries += written.retries
+    info.invalid_citations += written.invalid_citations
+    for key, value in written.usage.items():
+        info.usage[key] = info.usage.get(key, 0) + value
 
 
 def _window(model: ChatModel) -> int | None:

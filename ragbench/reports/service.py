@@ -18,6 +18,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ragbench.answer.llm import ChatModel
 from ragbench.contradictions import Finding
@@ -43,7 +44,17 @@ from ragbench.reports.templates import PartSpec, outline
 from ragbench.store.catalog import now_iso
 from ragbench.writing import statement_key
 
-FindContradictions = Callable[[Sequence[str]], list[Finding]]
+
+class FindContradictions(Protocol):
+    """The workbench's contradiction search over chunk ids (`places`: conflicting places too,
+    for the part that lists the disagreements).
+    """
+
+    def __call__(self, chunk_ids: Sequence[str], *, places: bool = False) -> list[Finding]:
+        """The findings among `chunk_ids`."""
+        ...
+
+
 ChunksById = Callable[[Sequence[str]], list[RetrievalResult]]
 ReportProgress = Callable[[str, int, int], None]
 """progress(part header, parts done, parts in all): before each part and once at the end."""
@@ -195,7 +206,8 @@ class ReportService:
             scope = list(dict.fromkeys(
                 [cid for p in others if p.current for cid in p.current.generation.retrieved_ids]
                 + [r.chunk_id for r in results]))
-            findings = self.find_contradictions(scope) if len(scope) > 1 else []
+            findings = (self.find_contradictions(scope, places=True)  # where things are too
+                        if len(scope) > 1 else [])
             sides = list(dict.fromkeys(str(s.get("chunk_id")) for f in findings
                                        for s in f.chunks))
             have = {r.chunk_id for r in results}

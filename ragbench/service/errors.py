@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 from ragbench.errors import (
     ArchivePathError,
     ContextWindowError,
+    GenerationStopped,
     InvalidRequestError,
     LLMError,
     NotFoundError,
@@ -29,6 +30,7 @@ from ragbench.errors import (
 
 STATUS: list[tuple[type[RagbenchError], int, str]] = [
     (ArchivePathError, 400, "invalid_path"),
+    (GenerationStopped, 499, "client_closed_request"),
     (NotFoundError, 404, "not_found"),
     (ContextWindowError, 400, "context_window_exceeded"),
     (InvalidRequestError, 400, "invalid_request"),

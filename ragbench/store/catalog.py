@@ -48,21 +48,13 @@ def _filter_sql(
     lens and doc_id live on both tables; chunk_type only on chunks (callers of the
     document-level search leave it out).
     """
+    columns = {"lens": f"{alias}.lens", "chunk_type": "c.chunk_type",
+               "doc_id": f"{alias}.doc_id", "source_id": "d.source_id"}
     clauses: list[str] = []
     params: list[Any] = []
-    lenses = list(filters.lenses or []) if filters else []
-    if lens:
-        lenses.append(lens)
-    pairs: list[tuple[str, list[Any]]] = [
-        (f"{alias}.lens", lenses),
-        ("c.chunk_type", list(filters.chunk_types or []) if filters else []),
-        (f"{alias}.doc_id", list(filters.doc_ids or []) if filters else []),
-        ("d.source_id", list(filters.source_ids or []) if filters else []),
-    ]
-    for column, values in pairs:
-        if values:
-            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-            params += values
+    for field, values in (filters or SearchFilters()).fields(lens).items():
+        clauses.append(f"{columns[field]} IN ({','.join('?' * len(values))})")
+        params += values
     return "".join(f" AND {c}" for c in clauses), params
 
 

@@ -235,16 +235,19 @@ class AnswersArea(_Area):
         on_token: Callable[[str], None] | None = None,
         max_tokens: int | None = None,
         fts_level: str | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources and references; `on_token`
         receives an LLM's text as it is written (the returned answer is the validated one);
         `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting);
-        `fts_level` (chunk or media, specs/003) overrides the setting for this answer.
+        `fts_level` (chunk or media, specs/003) overrides the setting for this answer;
+        `should_stop` is asked between stages and at every model token, and ends the work with
+        `GenerationStopped` once it says yes (a client that went away).
         """
         try:
             with fts_level_for(fts_level):
                 return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
-                                                   on_token, max_tokens)
+                                                   on_token, max_tokens, should_stop)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 

@@ -22,7 +22,7 @@ from ragbench.chats import (
 )
 from ragbench.chats.backends import open_conversations
 from ragbench.chats.store import title_of
-from ragbench.errors import InvalidRequestError, NotFoundError
+from ragbench.errors import GenerationStopped, InvalidRequestError, NotFoundError
 from ragbench.models import SearchFilters
 
 if TYPE_CHECKING:
@@ -46,16 +46,20 @@ class ChatsArea:
         llm: str | None = None,
         on_token: Callable[[str], None] | None = None,
         fts_level: str | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> ChatReply:
         """Answer `question` in a conversation (a new one, titled by the question, when
         `conversation_id` is None) and store the turn; `fts_level` (chunk or media,
-        specs/003) overrides the setting for this answer.
+        specs/003) overrides the setting for this answer. `should_stop` ends the work
+        (`GenerationStopped`) between stages and at every model token; nothing is stored then.
         """
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         earlier = self.store.questions(conversation_id) if conversation_id else []
         response = self.answer(question, earlier, mode, top_k, filters, llm, on_token,
-                               fts_level=fts_level)
+                               fts_level=fts_level, should_stop=should_stop)
+        if should_stop is not None and should_stop():
+            raise GenerationStopped("the request was cancelled (its client went away)")
         query = response.retrieval_question or question
         answer_id = self._wb.answers.save(response)
         if conversation_id is None:  # created once there is an answer to keep
@@ -77,6 +81,7 @@ class ChatsArea:
         on_token: Callable[[str], None] | None = None,
         max_tokens: int | None = None,
         fts_level: str | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> ChatResponse:
         """Answer `question` after the `earlier` questions (oldest first) without storing
         anything: a follow-up is retrieved together with the previous question (stateless
@@ -85,7 +90,8 @@ class ChatsArea:
         """
         query = retrieval_question(question, earlier)
         response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token,
-                                        max_tokens=max_tokens, fts_level=fts_level)
+                                        max_tokens=max_tokens, fts_level=fts_level,
+                                        should_stop=should_stop)
         response.question = question
         response.retrieval_question = query if query != question else None
         return response

@@ -206,6 +206,26 @@ def test_stream_yields_deltas_from_server_sent_events(server):
     assert server.requests[-1][2]["stream"] is True
 
 
+def test_stream_asks_for_usage_and_returns_what_the_server_reported(server):
+    """OpenAI, vLLM and llama-server send the usage in a last chunk without choices when
+    `stream_options.include_usage` is set; the generator returns it."""
+    def chunk(choices, **more):
+        return {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "smol",
+                "choices": choices, **more}
+
+    events = [chunk([{"index": 0, "delta": {"content": "Paris"}, "finish_reason": "stop"}]),
+              chunk([], usage={"prompt_tokens": 9, "completion_tokens": 1,
+                               "total_tokens": 10})]
+    sse = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    server.routes[("POST", "/v1/chat/completions")] = (200, sse)
+    stream = chat(server).stream(MESSAGES, max_tokens=5)
+    assert next(stream) == "Paris"
+    with pytest.raises(StopIteration) as end:
+        next(stream)
+    assert end.value.value == {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}
+    assert server.requests[-1][2]["stream_options"] == {"include_usage": True}
+
+
 def test_a_web_page_instead_of_the_api_is_named(server):
     server.routes[("GET", "/v1/models")] = (200, "<html>Welcome</html>")
     server.routes[("POST", "/v1/chat/completions")] = (200, "<html>Welcome</html>")

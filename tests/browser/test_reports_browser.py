@@ -109,3 +109,42 @@ def test_create_report_open_citation_export_markdown(reports_server, page):
     assert page.locator("#evil-img, #evil-b").count() == 0
     assert page.locator("a[href^='javascript']").count() == 0
     assert dialogs == [], dialogs
+
+
+def test_a_brief_answers_its_question_in_themed_paragraphs(reports_server, page):
+    """A brief (the goal is its question) reads as paragraphs with inline attributions, each
+    statement cited; screenshot kept as an artifact."""
+    server, workspace = reports_server
+    page.set_default_timeout(120_000)
+    page.goto(server.url)
+    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
+    page.goto(f"{server.url}/reports")
+    page.get_by_role("heading", name="Reports", exact=True).first.wait_for()
+    wait_idle(page)
+    expander = page.get_by_test_id("stExpander").filter(has_text="New report").first
+    if not page.get_by_role("textbox", name="Title").first.is_visible():
+        expander.get_by_text("New report").first.click()  # collapsed once a report exists
+    expander.get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name="brief", exact=True).click()
+    wait_idle(page)
+    page.get_by_role("textbox", name="Title").fill("Tidepool brief")
+    goal = page.get_by_role("textbox", name="Goal")
+    goal.fill("When will Tidepool reach general availability, and what are the risks to "
+              "onboarding?")
+    goal.press("Tab")
+    wait_idle(page)
+    page.get_by_role("button", name="Create report").click()
+    page.get_by_text(re.compile(r"Wrote \d+ of \d+ parts in")).wait_for(timeout=600_000)
+    wait_idle(page)
+    # the page scrolls inside Streamlit's container: bring the first paragraph into view
+    page.get_by_text(re.compile("According to")).first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "reports-03-brief.png"))
+    brief = next(r for r in Workbench(workspace).reports.list() if r.title == "Tidepool brief")
+    report = Workbench(workspace).reports.get(brief.report_id)
+    assert report.template == "brief"
+    texts = [p.current.text for p in report.parts if p.current and p.kind == "section"]
+    assert any("According to" in t for t in texts), texts
+    written = " ".join(texts)
+    assert "Q3 2026" in written and "Q4 2026" in written, "both sides of the GA dispute"
+    body = page.get_by_test_id("stMainBlockContainer").inner_text()
+    assert "According to" in body and "Key statements by lens" not in body

@@ -76,3 +76,34 @@ def test_an_answer_states_only_place_disputes_about_what_the_question_places():
     about_logs = [f for f in findings if places_what_is_asked(question, f)]
     assert [f.values for f in about_logs] == [["Oslo", "UK"]], "backups are not asked about"
     assert [f.values for f in relevant(question, findings)] == [["Oslo", "UK"]]
+
+
+@pytest.mark.parametrize(("a", "b", "apart"), [
+    ("Frankfurt", "UK", True),
+    ("Frankfurt", "EU", False),  # inside it
+    ("the EU", "UK", True),
+    ("UK", "Europe", False),
+    ("London", "England", False),
+    ("Frankfurt", "Berlin", True),  # two cities of one country are two places
+    ("Frankfurt", "Germany", False),
+    ("Texas", "California", True),
+    ("Texas", "US", False),
+    ("DPA", "UK", False),  # not a place: nothing to dispute
+])
+def test_places_lie_apart_only_when_known_and_not_inside_one_another(a, b, apart):
+    from ragbench.contradictions.places import apart as lie_apart
+
+    assert lie_apart(a, b) is apart
+    assert lie_apart(b, a) is apart
+
+
+def test_a_place_inside_the_other_or_a_name_that_is_no_place_is_no_conflict():
+    eu = _chunk("eu", "- Full data plane in the EU: storage, search workers, backups, "
+                      "audit logs.")
+    assert conflicts([eu, DESIGN], places=True) != [], "the EU against the UK"
+    oslo_in_europe = _chunk("oslo", "Until Q4 2026, audit logs from the Oslo region are "
+                                    "shipped to the existing monitoring stack in Europe.")
+    assert conflicts([PLAN, oslo_in_europe], places=True) == [], "Oslo lies in Europe"
+    dpa = _chunk("dpa", "Until Q4 2026, audit logs from the Oslo region are shipped to the "
+                        "existing monitoring stack in the DPA.")
+    assert conflicts([PLAN, dpa], places=True) == [], "the DPA is no place"

@@ -80,8 +80,8 @@ def tidepool_finding() -> Finding:
                             "span": "Greyline expects Tidepool general availability in Q4 2026"}])
 
 
-def find_contradictions(ids: Sequence[str]) -> list[Finding]:
-    """The Tidepool finding when both of its passages are among `ids`."""
+def find_contradictions(ids: Sequence[str], *, places: bool = False) -> list[Finding]:
+    """The Tidepool finding when both of its passages are among `ids` (no place findings)."""
     f = tidepool_finding()
     return [f] if all(side["chunk_id"] in ids for side in f.chunks) else []
 

@@ -1,8 +1,10 @@
 """Answers over HTTP: `/v1/chat` (specs/001, with conversations) and the OpenAI-compatible
 `/v1/models` and `/v1/chat/completions` (streamed as SSE when asked).
 
-A streamed completion runs the answer in a thread that puts the model's tokens on a queue;
-the response reads them as they come and cancels the thread when the client goes away.
+Every answer runs in a worker thread while the request watches its client: when the client
+goes away the answer's `should_stop` says so and the work ends at the next stage or model
+token (the model's stream is closed, so the server stops generating too). A streamed
+completion's thread puts the model's tokens on a queue that the response reads as they come.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from ragbench.errors import InvalidRequestError, RagbenchError
+from ragbench.errors import GenerationStopped, InvalidRequestError, RagbenchError
 from ragbench.service import errors
 from ragbench.service.routes.common import filters_of
 from ragbench.service.schemas import (
@@ -34,6 +36,7 @@ from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import ChatResponse
 
 MODEL_PREFIX = "ragbench"
+T = TypeVar("T")
 
 
 def routes(wb: Workbench) -> APIRouter:
@@ -41,21 +44,26 @@ def routes(wb: Workbench) -> APIRouter:
     router = APIRouter()
 
     @router.post("/chat", response_model=ChatApiResponse, tags=["chat"])
-    def chat(request: ChatRequest) -> ChatApiResponse:
+    async def chat(request: ChatRequest, http: Request) -> ChatApiResponse:
         """specs/001: answer a message with sources (`id`, `documentId`, `chunkIndex`); pass
-        the returned `conversationId` to ask a follow-up.
+        the returned `conversationId` to ask a follow-up. A client that leaves before the
+        answer stops its work; nothing is stored for it.
         """
         if not request.message.strip():
             raise InvalidRequestError("the message is empty")
-        reply = wb.chats.ask(request.message, request.conversationId, request.mode,
-                             request.topK, filters_of(request.lenses), request.llm,
-                             fts_level=request.fts_level)
-        history = []
-        for turn in wb.chats.get(reply.conversation_id).history[:-1]:
-            history += [HistoryItem(role="user", content=turn.response.question),
-                        HistoryItem(role="assistant", content=turn.response.answer)]
-        return chat_api_response(reply.conversation_id, reply.title, reply.turn.position,
-                                 reply.turn.response, history)
+
+        def answer(should_stop: Callable[[], bool]) -> ChatApiResponse:
+            reply = wb.chats.ask(request.message, request.conversationId, request.mode,
+                                 request.topK, filters_of(request.lenses), request.llm,
+                                 fts_level=request.fts_level, should_stop=should_stop)
+            history = []
+            for turn in wb.chats.get(reply.conversation_id).history[:-1]:
+                history += [HistoryItem(role="user", content=turn.response.question),
+                            HistoryItem(role="assistant", content=turn.response.answer)]
+            return chat_api_response(reply.conversation_id, reply.title, reply.turn.position,
+                                     reply.turn.response, history)
+
+        return await _while_connected(answer, http)
 
     @router.get("/models", tags=["openai"])
     def models() -> dict[str, Any]:
@@ -87,7 +95,8 @@ def routes(wb: Workbench) -> APIRouter:
                 "total_tokens": sum(counts)}
 
     @router.post("/chat/completions", tags=["openai"], response_model=None)
-    def completions(request: CompletionRequest, http: Request) -> Response | dict[str, Any]:
+    async def completions(request: CompletionRequest,
+                          http: Request) -> Response | dict[str, Any]:
         """OpenAI-compatible chat completion: the last user message is the question (earlier
         user messages make follow-ups); sources come in the extra field `sources`, cited ids
         in `citations`. With `stream: true` the answer arrives as SSE chunks: an LLM's text as
@@ -95,8 +104,8 @@ def routes(wb: Workbench) -> APIRouter:
         last chunk carries the validated `answer` ([n] citations), `sources` and `citations`,
         and `stream_options.include_usage` adds the usage chunk after it. `max_tokens` (or
         `max_completion_tokens`) caps a model's answer; `n` must be 1. `usage` holds the
-        model's counts, else the project tokenizer's. A streaming client that goes away
-        stops the model's generation.
+        model's counts when it reported them, else the project tokenizer's. A client that
+        goes away, streaming or not, stops the work and the model's generation.
         """
         mode = mode_of(request.model)
         if request.n != 1:
@@ -111,7 +120,7 @@ def routes(wb: Workbench) -> APIRouter:
         ask = partial(wb.chats.answer, users[-1], users[:-1], mode=mode,
                       filters=filters_of(request.lenses), max_tokens=request.answer_cap())
         if not request.stream:
-            response = ask()
+            response = await _while_connected(lambda stop: ask(should_stop=stop), http)
             return {"id": completion_id, "object": "chat.completion", "created": created,
                     "model": request.model, "usage": usage_of(response, prompt),
                     "choices": [{"index": 0, "finish_reason": "stop",
@@ -172,33 +181,46 @@ def _stream_error(error: Exception) -> dict[str, str]:
             "message": f"internal error ({type(error).__name__}); see the server log"}
 
 
-class ClientGone(Exception):
-    """Raised into an answer's token callback when its streaming client went away."""
-
-
 Events = queue.Queue[tuple[str, Any]]
 """("token", text) while a model writes, then ("done", ChatResponse) or ("error", exc)."""
 POLL_SECONDS = 0.5
 """How often a quiet stream checks that its client is still there."""
 
 
+async def _while_connected(work: Callable[[Callable[[], bool]], T], http: Request) -> T:
+    """`work(should_stop)` in a worker thread; `should_stop()` turns true once the client
+    has disconnected (checked every `POLL_SECONDS` while the work runs).
+    """
+    gone = threading.Event()
+
+    async def watch() -> None:
+        while not await http.is_disconnected():
+            await anyio.sleep(POLL_SECONDS)
+        gone.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(watch)
+        try:
+            result = await anyio.to_thread.run_sync(work, gone.is_set)
+        finally:
+            tasks.cancel_scope.cancel()
+    return result
+
+
 def _answer_in_thread(ask: Callable[..., ChatResponse]) -> tuple[Events, threading.Event]:
-    """Run `ask(on_token=...)` in a thread; returns its events and the event that cancels it
-    (checked before the work starts and at every model token).
+    """Run `ask(on_token=..., should_stop=...)` in a thread; returns its events and the event
+    that cancels it (asked between the answer's stages and at every model token).
     """
     events: Events = queue.Queue()
     cancel = threading.Event()
 
     def on_token(delta: str) -> None:
-        if cancel.is_set():
-            raise ClientGone("the client disconnected")
         events.put(("token", delta))
 
     def work() -> None:
         try:
-            if not cancel.is_set():
-                events.put(("done", ask(on_token=on_token)))
-        except ClientGone:
+            events.put(("done", ask(on_token=on_token, should_stop=cancel.is_set)))
+        except GenerationStopped:
             pass  # nobody is listening
         except Exception as e:  # reported in the stream: the status line is already sent
             events.put(("error", e))
