@@ -415,26 +415,16 @@ class PgCatalog(Catalog):
         return int(self._read(sa.select(sa.func.count().label("n")).select_from(chunks))[0]["n"])
 
     @staticmethod
-    def _filters(filters: SearchFilters | None, lens: str | None = None,
-                 on_documents: bool = False) -> list[sa.ColumnElement[bool]]:
-        """Conditions over chunks (or documents) joined with documents, as `_filter_sql`."""
-        table = documents if on_documents else chunks
-        lenses = list(filters.lenses or []) if filters else []
-        if lens:
-            lenses.append(lens)
-        out: list[sa.ColumnElement[bool]] = []
-        pairs: list[tuple[sa.ColumnElement[Any], list[str]]] = [
-            (table.c.lens, lenses),
-            (table.c.doc_id, list(filters.doc_ids or []) if filters else []),
-            (documents.c.source_id, list(filters.source_ids or []) if filters else []),
-        ]
-        if not on_documents:
-            pairs.append((chunks.c.chunk_type, list(filters.chunk_types or []) if filters
-                          else []))
-        for column, values in pairs:
-            if values:
-                out.append(column.in_(values))
-        return out
+    def _filters(filters: SearchFilters | None,
+                 lens: str | None = None) -> list[sa.ColumnElement[bool]]:
+        """`SearchFilters.fields` as conditions over chunks joined with documents (as the
+        SQLite catalog's `_filter_sql`; media-level search ranks chunks too, so one form).
+        """
+        columns: dict[str, sa.ColumnElement[Any]] = {
+            "lens": chunks.c.lens, "chunk_type": chunks.c.chunk_type,
+            "doc_id": chunks.c.doc_id, "source_id": documents.c.source_id}
+        return [columns[name].in_(values)
+                for name, values in (filters or SearchFilters()).fields(lens).items()]
 
     def indexed_chunk_count(self, filters: SearchFilters | None = None) -> int:
         """Number of chunks of indexed documents that `filters` lets through (all without)."""
