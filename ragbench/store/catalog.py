@@ -58,6 +58,21 @@ def _filter_sql(
     return "".join(f" AND {c}" for c in clauses), params
 
 
+UPDATABLE_CHUNK_FIELDS = frozenset((
+    "start_char", "end_char", "line_from", "line_to", "total_chunks", "chunk_type",
+    "section_path", "context_header", "embedding_text", "embedding_hash"))
+"""Chunk columns `update_chunk` may set (what backfill derives without re-parsing)."""
+UPDATABLE_DOCUMENT_FIELDS = frozenset(("context_summary", "ingest_settings", "ingest_version"))
+"""Document columns `update_document` may set."""
+
+
+def check_fields(fields: dict[str, Any], allowed: frozenset[str]) -> None:
+    """Refuse a column outside `allowed` (column names are built into the SQL)."""
+    unknown = sorted(set(fields) - allowed)
+    if unknown or not fields:
+        raise ValueError(f"cannot update {unknown or 'no fields'}; allowed: {sorted(allowed)}")
+
+
 def now_iso() -> str:
     """Current UTC time as ISO-8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -284,6 +299,26 @@ class Catalog:
             (record.archive_path, record.archive_browse_uri, record.archive_download_uri,
              record.doc_id),
         )
+
+    def update_chunk(self, conn: sqlite3.Connection, chunk_id: str,
+                     fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_CHUNK_FIELDS`) of one chunk, inside the
+        caller's transaction (backfill's corrections).
+        """
+        check_fields(fields, UPDATABLE_CHUNK_FIELDS)
+        assignments = ", ".join(f"{name} = ?" for name in fields)  # names checked above
+        conn.execute(f"UPDATE chunks SET {assignments} WHERE chunk_id = ?",  # noqa: S608
+                     (*fields.values(), chunk_id))
+
+    def update_document(self, conn: sqlite3.Connection, doc_id: str,
+                        fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_DOCUMENT_FIELDS`) of one document, inside the
+        caller's transaction.
+        """
+        check_fields(fields, UPDATABLE_DOCUMENT_FIELDS)
+        assignments = ", ".join(f"{name} = ?" for name in fields)  # names checked above
+        conn.execute(f"UPDATE documents SET {assignments} WHERE doc_id = ?",  # noqa: S608
+                     (*fields.values(), doc_id))
 
     # --- archive reads (documents in ingest order) -------------------------------------------
 

@@ -17,7 +17,7 @@ it contains of the word's rarity (log((N + 1) / (df + 1)), as BM25's idf) times 
 rankings can still differ from FTS5's in order (tests check membership, not order). Media-level
 search ranks documents by their best chunk. Chats and reports have their own PostgreSQL stores
 (`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code not
-ported yet (doctor, archive views and maintenance, backfill's writes) still runs SQLite SQL on
+ported yet (doctor) still runs SQLite SQL on
 `conn` or on a transaction, which this class refuses with `BackendUnsupportedError` naming the
 calling function (docs/team.md).
 """
@@ -42,7 +42,15 @@ from ragbench.errors import BackendUnsupportedError, StoreError
 from ragbench.ids import text_hash
 from ragbench.lexical import STOPWORDS, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
-from ragbench.store.catalog import CHUNK_META_FIELDS, FTS_STOPWORDS, Catalog, now_iso
+from ragbench.store.catalog import (
+    CHUNK_META_FIELDS,
+    FTS_STOPWORDS,
+    UPDATABLE_CHUNK_FIELDS,
+    UPDATABLE_DOCUMENT_FIELDS,
+    Catalog,
+    check_fields,
+    now_iso,
+)
 from ragbench.store.schema import INGEST_VERSIONS
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -371,6 +379,22 @@ class PgCatalog(Catalog):
             sa.update(documents).where(documents.c.doc_id == record.doc_id).values(
                 archive_path=record.archive_path, archive_browse_uri=record.archive_browse_uri,
                 archive_download_uri=record.archive_download_uri))
+
+    def update_chunk(self, conn: Any, chunk_id: str, fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_CHUNK_FIELDS`) of one chunk, inside the
+        caller's transaction.
+        """
+        check_fields(fields, UPDATABLE_CHUNK_FIELDS)
+        _connection(conn).execute(
+            sa.update(chunks).where(chunks.c.chunk_id == chunk_id).values(**fields))
+
+    def update_document(self, conn: Any, doc_id: str, fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_DOCUMENT_FIELDS`) of one document, inside the
+        caller's transaction.
+        """
+        check_fields(fields, UPDATABLE_DOCUMENT_FIELDS)
+        _connection(conn).execute(
+            sa.update(documents).where(documents.c.doc_id == doc_id).values(**fields))
 
     # --- archive reads (documents in ingest order) -------------------------------------------
 

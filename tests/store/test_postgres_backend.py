@@ -333,3 +333,37 @@ def test_archive_views_and_checks_on_postgres(tmp_path, postgres_url):
     view = wb.archive.thread_view(root)
     assert view and "estimate.txt" in view and "needs six" in view
     assert wb.archive.build(force=True).rebuilt
+
+
+def test_backfill_restores_derivable_fields_on_postgres(tmp_path, postgres_url):
+    from tests.maintenance.test_backfill import COLUMNS, DOC
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(DOC)
+    settings = postgres_settings(postgres_url, chunk_size=64, chunk_overlap=8)
+    wb = Workbench(tmp_path / "ws", settings)
+    wb.library.ingest([tmp_path / "docs"], root=tmp_path / "docs")
+    doc_id = wb.library.documents()[0].doc_id
+
+    def rows():
+        return {r["chunk_id"]: {k: r[k] for k in COLUMNS} for r in wb.catalog.chunks_of(doc_id)}
+
+    truth = rows()
+    with wb.stores.engine.begin() as conn:  # as an older ingest version left it (cf. test_backfill)
+        conn.execute(sa.text("UPDATE chunks SET context_header = NULL, line_from = NULL, "
+                             "line_to = NULL, total_chunks = 0, chunk_type = '', "
+                             "section_path = ''"))
+        conn.execute(sa.text("UPDATE chunks SET start_char = start_char + 3, "
+                             "end_char = end_char + 3 WHERE chunk_index % 2 = 1"))
+        conn.execute(sa.text("UPDATE documents SET ingest_settings = NULL, ingest_version = 1"))
+    report = wb.maintenance.backfill()
+    assert report.documents_upgraded == 1 and report.changes["chunk_type"] == len(truth)
+    after = rows()
+    for chunk_id, want in truth.items():
+        for key in ("start_char", "end_char", "line_from", "line_to", "total_chunks",
+                    "context_header", "embedding_text"):
+            assert after[chunk_id][key] == want[key], (chunk_id, key)
+        assert after[chunk_id]["chunk_type"] in ("text", "list", "heading")
+    assert wb.maintenance.backfill().changes == {}  # idempotent
+    metas = wb.vectors.get_metadata(list(truth))  # retagged vectors follow the catalog
+    assert {m["chunk_type"] for m in metas.values()} == {after[c]["chunk_type"] for c in truth}
