@@ -367,3 +367,17 @@ def test_backfill_restores_derivable_fields_on_postgres(tmp_path, postgres_url):
     assert wb.maintenance.backfill().changes == {}  # idempotent
     metas = wb.vectors.get_metadata(list(truth))  # retagged vectors follow the catalog
     assert {m["chunk_type"] for m in metas.values()} == {after[c]["chunk_type"] for c in truth}
+
+
+def test_an_evaluation_gets_its_own_schema_not_the_workspace(tmp_path, postgres_url):
+    from ragbench.evaluation.beir import run_beir
+    from tests.retrieval.test_retrieval import write_beir
+
+    write_beir(tmp_path / "tiny")
+    settings = postgres_settings(postgres_url)
+    out = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts", "hybrid"], 10, settings=settings)
+    assert out["ingest"]["inserted"] == 3
+    assert all(m["ndcg@10"] == pytest.approx(1.0) for m in out["modes"].values())
+    assert Workbench(tmp_path / "ws", settings).library.stats().documents == 0
+    again = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts"], 10, settings=settings)
+    assert again["ingest"].get("skipped") == 3 and again["workspace"]["reused"]
