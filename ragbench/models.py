@@ -7,7 +7,8 @@ into `Chunk`s (exact slices of that plaintext), the store persists both, and ret
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -227,3 +228,19 @@ class SearchFilters(BaseModel):
     def is_empty(self) -> bool:
         """True when nothing is filtered."""
         return not (self.lenses or self.chunk_types or self.doc_ids or self.source_ids)
+
+    def fields(self, lens: str | None = None) -> dict[str, list[str]]:
+        """The restricted chunk fields (`lens`, `chunk_type`, `doc_id`, `source_id`) with the
+        values each allows, unrestricted ones left out; `lens` adds one more lens. Every store
+        and mode translates this one mapping (SQL, Chroma `where`, a row check).
+        """
+        restricted: dict[str, list[str]] = {
+            "lens": [*(self.lenses or []), *([lens] if lens else [])],
+            "chunk_type": list(self.chunk_types or []),
+            "doc_id": list(self.doc_ids or []),
+            "source_id": list(self.source_ids or [])}
+        return {name: values for name, values in restricted.items() if values}
+
+    def allows(self, row: Mapping[str, Any]) -> bool:
+        """Whether a chunk row (with those four fields) passes every restriction."""
+        return all(row.get(name) in values for name, values in self.fields().items())

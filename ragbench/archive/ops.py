@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -28,14 +27,7 @@ from ragbench.store.catalog import Catalog
 _LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)\)")  # one level of (...) in a target
 
 
-def _link_rows(catalog: Catalog) -> list[sqlite3.Row]:
-    return catalog.conn.execute(
-        "SELECT doc_id, parent_doc_id, root_doc_id, status, file_name, archive_path, "
-        "archive_browse_uri, archive_download_uri FROM documents ORDER BY rowid"
-    ).fetchall()
-
-
-def _expected(row: sqlite3.Row) -> bool:
+def _expected(row: dict[str, Any]) -> bool:
     """Every indexed document and every failed attachment has an entry (failed files do not:
     nothing of theirs is stored).
     """
@@ -44,7 +36,7 @@ def _expected(row: sqlite3.Row) -> bool:
 
 def check(catalog: Catalog, archive: Archive) -> dict[str, Any]:
     """Links whose file is missing, documents without an entry, broken links inside views."""
-    rows = _link_rows(catalog)
+    rows = catalog.archive_rows()
     missing: list[dict[str, str]] = []
     not_built: list[str] = []
     broken: list[dict[str, str]] = []
@@ -110,10 +102,7 @@ def items_for(
     from ragbench.parsers import parse_bytes
     from ragbench.parsers.base import ParseError
 
-    ids = [root_id] + [r[0] for r in catalog.conn.execute(
-        "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ? ORDER BY rowid",
-        (root_id, root_id),
-    )]
+    ids = [root_id, *catalog.thread_members(root_id)]
     items: list[ArchiveItem] = []
     without: list[str] = []
     for doc_id in ids:
@@ -154,7 +143,7 @@ def build(
     """Write entries for stored threads without a complete one (all of them with `force`,
     exactly the threads of the root ids `only` when given).
     """
-    rows = _link_rows(catalog)
+    rows = catalog.archive_rows()
     roots = [r["doc_id"] for r in rows if r["parent_doc_id"] is None and _expected(r)]
     if only is not None:
         todo = [r for r in roots if r in set(only)]
@@ -197,8 +186,7 @@ def tree(catalog: Catalog) -> list[dict[str, Any]]:
     records = catalog.list_documents() + [
         r for r in catalog.list_documents(status="failed") if r.parent_doc_id is not None
     ]
-    order = {r[0]: i for i, r in enumerate(catalog.conn.execute(
-        "SELECT doc_id FROM documents ORDER BY rowid"))}
+    order = {r["doc_id"]: i for i, r in enumerate(catalog.archive_rows())}
     nodes: dict[str, dict[str, Any]] = {
         r.doc_id: {"document": r, "children": []} for r in records
     }

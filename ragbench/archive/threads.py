@@ -136,13 +136,9 @@ def group_threads(records: Sequence[Mail]) -> list[list[Mail]]:
 
 def stored_mails(catalog: Catalog) -> list[Mail]:
     """The top-level indexed e-mails of the catalog, in ingest order (without their text)."""
-    rows = catalog.conn.execute(
-        "SELECT doc_id, file_name, title, metadata, archive_browse_uri FROM documents "
-        "WHERE format IN ('eml', 'msg') AND parent_doc_id IS NULL AND +status = 'indexed' "
-        "ORDER BY rowid"
-    ).fetchall()
-    return [Mail(doc_id=r[0], file_name=r[1], title=r[2], metadata=json.loads(r[3] or "{}"),
-                 archive_browse_uri=r[4]) for r in rows]
+    return [Mail(doc_id=r["doc_id"], file_name=r["file_name"], title=r["title"],
+                 metadata=json.loads(r["metadata"] or "{}"),
+                 archive_browse_uri=r["archive_browse_uri"]) for r in catalog.mail_rows()]
 
 
 def email_threads(catalog: Catalog) -> dict[str, list[str]]:
@@ -215,9 +211,7 @@ def thread_markdown(catalog: Catalog, doc_id: str) -> str | None:
             lines.append(link("Open this message", target) + "  ")
         body = strip_header_block(catalog.document_text(record.doc_id) or "")
         lines += ["", render_content(body, None) if body.strip() else "_(no text)_", ""]
-        attached = catalog.conn.execute(
-            "SELECT file_name, archive_browse_uri FROM documents WHERE parent_doc_id = ? "
-            "ORDER BY rowid", (record.doc_id,)).fetchall()
+        attached = catalog.attachment_links(record.doc_id)
         if attached:
             lines.append("**Attachments:** " + ", ".join(
                 link(name, where) if (where := _rel(uri, current.archive_browse_uri))

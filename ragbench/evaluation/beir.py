@@ -345,7 +345,9 @@ def run_beir(
     settings = settings or load_settings(workspace)
     dataset = folder.resolve().name.lower()
     path, key = eval_workspace(workspace, folder, settings)
-    reused = (path / "catalog.sqlite").exists()
+    if settings.database_url:  # its own schema: the evaluated corpus never joins the team's
+        settings = settings.model_copy(update={"database_schema": f"eval_{key}"})
+    reused = (path / "catalog.sqlite").exists() or bool(settings.database_url)
     wb = Workbench(path, settings)
     reused = reused and bool(wb.catalog.list_documents(status="indexed")
                              or wb.catalog.list_documents(status="failed"))

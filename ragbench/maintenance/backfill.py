@@ -43,7 +43,7 @@ from ragbench.ids import compute_chunk_id, text_hash
 from ragbench.ingest.context import Summarizer, apply_context, document_date, document_header
 from ragbench.ingest.versioning import reachable_version, recorded_signature, signature_of
 from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
-from ragbench.store.catalog import Catalog
+from ragbench.store.catalog import UPDATABLE_CHUNK_FIELDS, Catalog
 from ragbench.store.vectors import VectorStore
 
 FIELDS = ("chunk_type", "section_path", "offsets", "line_from", "line_to", "page_number",
@@ -290,24 +290,16 @@ class Backfiller:
         with self.catalog.transaction() as tx:
             for u in updates:
                 r = u["row"]
-                tx.execute(
-                    "UPDATE chunks SET start_char = ?, end_char = ?, line_from = ?, line_to = ?, "
-                    "total_chunks = ?, chunk_type = ?, section_path = ?, context_header = ?, "
-                    "embedding_text = ?, embedding_hash = ? WHERE chunk_id = ?",
-                    (r["start_char"], r["end_char"], r["line_from"], r["line_to"],
-                     r["total_chunks"], r["chunk_type"], r["section_path"], r["context_header"],
-                     r["embedding_text"], text_hash(r["embedding_text"]), u["chunk_id"]),
-                )
-            if "context_summary" in doc_updates:
-                tx.execute("UPDATE documents SET context_summary = ? WHERE doc_id = ?",
-                           (doc_updates["context_summary"], doc.doc_id))
-            if "ingest_settings" in doc_updates:
-                tx.execute("UPDATE documents SET ingest_settings = ? WHERE doc_id = ?",
-                           (json.dumps(doc_updates["ingest_settings"], sort_keys=True),
-                            doc.doc_id))
-            if "ingest_version" in doc_updates:
-                tx.execute("UPDATE documents SET ingest_version = ? WHERE doc_id = ?",
-                           (doc_updates["ingest_version"], doc.doc_id))
+                self.catalog.update_chunk(tx, u["chunk_id"], {
+                    **{k: r[k] for k in UPDATABLE_CHUNK_FIELDS if k != "embedding_hash"},
+                    "embedding_hash": text_hash(r["embedding_text"])})
+            fields = {k: v for k, v in doc_updates.items()
+                      if k in ("context_summary", "ingest_settings", "ingest_version")}
+            if "ingest_settings" in fields:
+                fields["ingest_settings"] = json.dumps(fields["ingest_settings"],
+                                                       sort_keys=True)
+            if fields:
+                self.catalog.update_document(tx, doc.doc_id, fields)
         # Chroma filters on chunk_type (and the other vector_meta fields): a change the catalog
         # got must reach the vectors too, or `--chunk-type` searches return the old answer.
         # After the commit: a kill in between is drift `doctor` finds and repairs.

@@ -128,9 +128,4 @@ def diverse_order(scores: dict[str, float], rows: dict[str, dict[str, Any]],
 
 def passes(row: dict[str, Any], filters: SearchFilters | None) -> bool:
     """Whether an expanded chunk satisfies the search filters the seeds were found with."""
-    if filters is None:
-        return True
-    return ((not filters.lenses or row["lens"] in filters.lenses)
-            and (not filters.chunk_types or row["chunk_type"] in filters.chunk_types)
-            and (not filters.doc_ids or row["doc_id"] in filters.doc_ids)
-            and (not filters.source_ids or row["source_id"] in filters.source_ids))
+    return filters is None or filters.allows(row)

@@ -327,14 +327,13 @@ def _table_header(metadata: str | None) -> str | None:
 
 
 def _chroma_where(filters: SearchFilters | None) -> dict | None:
-    """A Chroma `where` for the lens / chunk_type / doc_id filters."""
+    """A Chroma `where` for the lens / chunk_type / doc_id filters (source ids are not in
+    Chroma's metadata: the caller filters them on the catalog rows).
+    """
     if filters is None:
         return None
-    clauses = []
-    for key, values in (("lens", filters.lenses), ("chunk_type", filters.chunk_types),
-                        ("doc_id", filters.doc_ids)):
-        if values:
-            clauses.append({key: {"$in": list(values)}})
+    clauses = [{key: {"$in": values}} for key, values in filters.fields().items()
+               if key != "source_id"]
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}

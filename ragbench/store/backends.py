@@ -34,14 +34,15 @@ class Stores:
     backend: Backend
     catalog: Catalog
     workspace: Path
-    engine: Any = None  # the SQLAlchemy engine of the postgres backend
+    engine: Any = None  # postgres: the SQLAlchemy engine catalog and vectors share
+    schema: str = ""  # postgres: the workspace schema
 
     def vectors(self) -> VectorStore:
         """Open the vector store (Chroma in the workspace, or pgvector in the database)."""
         if self.backend == "postgres":
             from ragbench.store.pgvectors import PgVectors
 
-            return PgVectors(self.engine, self.catalog.schema)  # type: ignore[attr-defined]
+            return PgVectors(self.engine, self.schema)
         return open_vectors(self.workspace / "chroma")
 
     @property
@@ -61,7 +62,7 @@ def open_stores(workspace: Path, settings: Settings) -> Stores:
         except BaseException:
             engine.dispose()
             raise
-        return Stores("postgres", catalog, workspace, engine)
+        return Stores("postgres", catalog, workspace, engine, settings.database_schema)
     return Stores("embedded", open_catalog(workspace), workspace)
 
 

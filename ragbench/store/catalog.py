@@ -48,22 +48,29 @@ def _filter_sql(
     lens and doc_id live on both tables; chunk_type only on chunks (callers of the
     document-level search leave it out).
     """
+    columns = {"lens": f"{alias}.lens", "chunk_type": "c.chunk_type",
+               "doc_id": f"{alias}.doc_id", "source_id": "d.source_id"}
     clauses: list[str] = []
     params: list[Any] = []
-    lenses = list(filters.lenses or []) if filters else []
-    if lens:
-        lenses.append(lens)
-    pairs: list[tuple[str, list[Any]]] = [
-        (f"{alias}.lens", lenses),
-        ("c.chunk_type", list(filters.chunk_types or []) if filters else []),
-        (f"{alias}.doc_id", list(filters.doc_ids or []) if filters else []),
-        ("d.source_id", list(filters.source_ids or []) if filters else []),
-    ]
-    for column, values in pairs:
-        if values:
-            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-            params += values
+    for field, values in (filters or SearchFilters()).fields(lens).items():
+        clauses.append(f"{columns[field]} IN ({','.join('?' * len(values))})")
+        params += values
     return "".join(f" AND {c}" for c in clauses), params
+
+
+UPDATABLE_CHUNK_FIELDS = frozenset((
+    "start_char", "end_char", "line_from", "line_to", "total_chunks", "chunk_type",
+    "section_path", "context_header", "embedding_text", "embedding_hash"))
+"""Chunk columns `update_chunk` may set (what backfill derives without re-parsing)."""
+UPDATABLE_DOCUMENT_FIELDS = frozenset(("context_summary", "ingest_settings", "ingest_version"))
+"""Document columns `update_document` may set."""
+
+
+def check_fields(fields: dict[str, Any], allowed: frozenset[str]) -> None:
+    """Refuse a column outside `allowed` (column names are built into the SQL)."""
+    unknown = sorted(set(fields) - allowed)
+    if unknown or not fields:
+        raise ValueError(f"cannot update {unknown or 'no fields'}; allowed: {sorted(allowed)}")
 
 
 def now_iso() -> str:
@@ -292,6 +299,57 @@ class Catalog:
             (record.archive_path, record.archive_browse_uri, record.archive_download_uri,
              record.doc_id),
         )
+
+    def update_chunk(self, conn: sqlite3.Connection, chunk_id: str,
+                     fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_CHUNK_FIELDS`) of one chunk, inside the
+        caller's transaction (backfill's corrections).
+        """
+        check_fields(fields, UPDATABLE_CHUNK_FIELDS)
+        assignments = ", ".join(f"{name} = ?" for name in fields)  # names checked above
+        conn.execute(f"UPDATE chunks SET {assignments} WHERE chunk_id = ?",  # noqa: S608
+                     (*fields.values(), chunk_id))
+
+    def update_document(self, conn: sqlite3.Connection, doc_id: str,
+                        fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_DOCUMENT_FIELDS`) of one document, inside the
+        caller's transaction.
+        """
+        check_fields(fields, UPDATABLE_DOCUMENT_FIELDS)
+        assignments = ", ".join(f"{name} = ?" for name in fields)  # names checked above
+        conn.execute(f"UPDATE documents SET {assignments} WHERE doc_id = ?",  # noqa: S608
+                     (*fields.values(), doc_id))
+
+    # --- archive reads (documents in ingest order) -------------------------------------------
+
+    def archive_rows(self) -> list[dict[str, Any]]:
+        """Every document's place in its thread, status and archive links, in ingest order."""
+        rows = self.conn.execute(
+            "SELECT doc_id, parent_doc_id, root_doc_id, status, file_name, archive_path, "
+            "archive_browse_uri, archive_download_uri FROM documents ORDER BY rowid"
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def thread_members(self, root_id: str) -> list[str]:
+        """Ids of the documents below thread root `root_id` (not itself), in ingest order."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ? ORDER BY rowid",
+            (root_id, root_id))]
+
+    def attachment_links(self, doc_id: str) -> list[tuple[str, str | None]]:
+        """(file name, archive browse URI) of the documents directly below `doc_id`."""
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT file_name, archive_browse_uri FROM documents WHERE parent_doc_id = ? "
+            "ORDER BY rowid", (doc_id,))]
+
+    def mail_rows(self) -> list[dict[str, Any]]:
+        """Top-level indexed e-mails (eml, msg) without their text, in ingest order."""
+        rows = self.conn.execute(
+            "SELECT doc_id, file_name, title, metadata, archive_browse_uri FROM documents "
+            "WHERE format IN ('eml', 'msg') AND parent_doc_id IS NULL AND +status = 'indexed' "
+            "ORDER BY rowid"
+        ).fetchall()
+        return [dict(r) for r in rows]
 
     # --- chunks ----------------------------------------------------------------------------
 

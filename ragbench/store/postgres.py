@@ -15,10 +15,11 @@ column with a GIN index. PostgreSQL has no BM25: a chunk scores the sum over the
 it contains of the word's rarity (log((N + 1) / (df + 1)), as BM25's idf) times `ts_rank`
 (term frequency, normalised by log length), so rare words weigh more as they do in FTS5;
 rankings can still differ from FTS5's in order (tests check membership, not order). Media-level
-search ranks documents by their best chunk. What is not implemented yet (reports, chats,
-archive maintenance, doctor, re-processing, backfill) raises `BackendUnsupportedError` naming
-the operation: those still run SQLite SQL on `conn` or on a transaction, which this class
-refuses (docs/team.md).
+search ranks documents by their best chunk. Chats and reports have their own PostgreSQL stores
+(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code not
+ported yet (doctor) still runs SQLite SQL on
+`conn` or on a transaction, which this class refuses with `BackendUnsupportedError` naming the
+calling function (docs/team.md).
 """
 
 from __future__ import annotations
@@ -41,7 +42,15 @@ from ragbench.errors import BackendUnsupportedError, StoreError
 from ragbench.ids import text_hash
 from ragbench.lexical import STOPWORDS, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
-from ragbench.store.catalog import CHUNK_META_FIELDS, FTS_STOPWORDS, Catalog, now_iso
+from ragbench.store.catalog import (
+    CHUNK_META_FIELDS,
+    FTS_STOPWORDS,
+    UPDATABLE_CHUNK_FIELDS,
+    UPDATABLE_DOCUMENT_FIELDS,
+    Catalog,
+    check_fields,
+    now_iso,
+)
 from ragbench.store.schema import INGEST_VERSIONS
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -371,6 +380,54 @@ class PgCatalog(Catalog):
                 archive_path=record.archive_path, archive_browse_uri=record.archive_browse_uri,
                 archive_download_uri=record.archive_download_uri))
 
+    def update_chunk(self, conn: Any, chunk_id: str, fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_CHUNK_FIELDS`) of one chunk, inside the
+        caller's transaction.
+        """
+        check_fields(fields, UPDATABLE_CHUNK_FIELDS)
+        _connection(conn).execute(
+            sa.update(chunks).where(chunks.c.chunk_id == chunk_id).values(**fields))
+
+    def update_document(self, conn: Any, doc_id: str, fields: dict[str, Any]) -> None:
+        """Set `fields` (columns of `UPDATABLE_DOCUMENT_FIELDS`) of one document, inside the
+        caller's transaction.
+        """
+        check_fields(fields, UPDATABLE_DOCUMENT_FIELDS)
+        _connection(conn).execute(
+            sa.update(documents).where(documents.c.doc_id == doc_id).values(**fields))
+
+    # --- archive reads (documents in ingest order) -------------------------------------------
+
+    def archive_rows(self) -> list[dict[str, Any]]:
+        """Every document's place in its thread, status and archive links, in ingest order."""
+        d = documents.c
+        statement = sa.select(d.doc_id, d.parent_doc_id, d.root_doc_id, d.status, d.file_name,
+                              d.archive_path, d.archive_browse_uri,
+                              d.archive_download_uri).order_by(d.rowid)
+        return [dict(r) for r in self._read(statement)]
+
+    def thread_members(self, root_id: str) -> list[str]:
+        """Ids of the documents below thread root `root_id` (not itself), in ingest order."""
+        d = documents.c
+        statement = (sa.select(d.doc_id).where(d.root_doc_id == root_id, d.doc_id != root_id)
+                     .order_by(d.rowid))
+        return [r["doc_id"] for r in self._read(statement)]
+
+    def attachment_links(self, doc_id: str) -> list[tuple[str, str | None]]:
+        """(file name, archive browse URI) of the documents directly below `doc_id`."""
+        d = documents.c
+        statement = (sa.select(d.file_name, d.archive_browse_uri)
+                     .where(d.parent_doc_id == doc_id).order_by(d.rowid))
+        return [(r["file_name"], r["archive_browse_uri"]) for r in self._read(statement)]
+
+    def mail_rows(self) -> list[dict[str, Any]]:
+        """Top-level indexed e-mails (eml, msg) without their text, in ingest order."""
+        d = documents.c
+        statement = (sa.select(d.doc_id, d.file_name, d.title, d.metadata, d.archive_browse_uri)
+                     .where(d.format.in_(["eml", "msg"]), d.parent_doc_id.is_(None),
+                            d.status == "indexed").order_by(d.rowid))
+        return [dict(r) for r in self._read(statement)]
+
     # --- chunks ----------------------------------------------------------------------------
 
     def chunk_ids(self) -> set[str]:
@@ -382,26 +439,16 @@ class PgCatalog(Catalog):
         return int(self._read(sa.select(sa.func.count().label("n")).select_from(chunks))[0]["n"])
 
     @staticmethod
-    def _filters(filters: SearchFilters | None, lens: str | None = None,
-                 on_documents: bool = False) -> list[sa.ColumnElement[bool]]:
-        """Conditions over chunks (or documents) joined with documents, as `_filter_sql`."""
-        table = documents if on_documents else chunks
-        lenses = list(filters.lenses or []) if filters else []
-        if lens:
-            lenses.append(lens)
-        out: list[sa.ColumnElement[bool]] = []
-        pairs: list[tuple[sa.ColumnElement[Any], list[str]]] = [
-            (table.c.lens, lenses),
-            (table.c.doc_id, list(filters.doc_ids or []) if filters else []),
-            (documents.c.source_id, list(filters.source_ids or []) if filters else []),
-        ]
-        if not on_documents:
-            pairs.append((chunks.c.chunk_type, list(filters.chunk_types or []) if filters
-                          else []))
-        for column, values in pairs:
-            if values:
-                out.append(column.in_(values))
-        return out
+    def _filters(filters: SearchFilters | None,
+                 lens: str | None = None) -> list[sa.ColumnElement[bool]]:
+        """`SearchFilters.fields` as conditions over chunks joined with documents (as the
+        SQLite catalog's `_filter_sql`; media-level search ranks chunks too, so one form).
+        """
+        columns: dict[str, sa.ColumnElement[Any]] = {
+            "lens": chunks.c.lens, "chunk_type": chunks.c.chunk_type,
+            "doc_id": chunks.c.doc_id, "source_id": documents.c.source_id}
+        return [columns[name].in_(values)
+                for name, values in (filters or SearchFilters()).fields(lens).items()]
 
     def indexed_chunk_count(self, filters: SearchFilters | None = None) -> int:
         """Number of chunks of indexed documents that `filters` lets through (all without)."""

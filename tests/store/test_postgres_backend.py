@@ -108,6 +108,8 @@ def test_two_workbenches_on_one_database_share_the_workspace(tmp_path, postgres_
     answer = first.answers.ask("When does the heron pilot start?", save=True)
     assert "May" in answer.answer
     assert [a.answer_id for a in second.answers.saved()] == [answer.answer_id]
+    stored = first.catalog.get_answer(answer.answer_id)
+    assert "database_url" not in stored["settings"] and postgres_url not in str(stored)
     first.library.delete(second.search.query("heron", mode="fts")[0].doc_id)
     assert second.search.query("heron pilot", mode="fts") == []
     assert second.vectors.count() == second.catalog.chunk_count()
@@ -185,10 +187,17 @@ def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
 
 def test_what_is_not_ported_fails_naming_the_operation(pg):
     wb, _ = pg
-    with pytest.raises(BackendUnsupportedError, match=r"ragbench\.archive\.ops\._link_rows"):
-        wb.archive.check()
     with pytest.raises(BackendUnsupportedError, match="doctor"):
         wb.maintenance.doctor()
+
+    def backfill_like_writer():  # SQLite SQL on a transaction, as unported code does
+        with wb.catalog.transaction() as tx:
+            tx.execute("UPDATE chunks SET section_path = ? WHERE chunk_id = ?", ("x", "y"))
+
+    with pytest.raises(BackendUnsupportedError, match=r"backfill_like_writer is not implemented"):
+        backfill_like_writer()
+    with pytest.raises(BackendUnsupportedError, match="test_what_is_not_ported"):
+        wb.catalog.conn.execute("SELECT 1")
 
 
 def test_database_settings_are_checked_and_never_shown(tmp_path, monkeypatch):
@@ -216,6 +225,7 @@ def mail_with_attachment() -> bytes:
 
     mail = EmailMessage()
     mail["From"], mail["To"], mail["Subject"] = "ana@example.com", "team@example.com", "Osprey"
+    mail["Message-ID"] = "<osprey-1@example.com>"
     mail["Date"] = "Mon, 02 Mar 2026 09:00:00 +0000"
     mail.set_content("The osprey estimate is in the attached notes.")
     mail.add_attachment(b"The osprey estimate is nine weeks of work.", maintype="text",
@@ -298,3 +308,76 @@ def test_turns_added_at_once_by_replicas_get_consecutive_positions(pg):
         t.join()
     assert sorted(positions) == [1, 2, 3, 4, 5, 6]
     assert [c.turns for c in wb.chats.list() if c.conversation_id == conversation_id] == [6]
+
+
+def test_archive_views_and_checks_on_postgres(tmp_path, postgres_url):
+    from email.message import EmailMessage
+    from email.utils import make_msgid
+
+    wb = Workbench(tmp_path, postgres_settings(postgres_url))
+    first = mail_with_attachment()
+    reply = EmailMessage()
+    reply["From"], reply["To"], reply["Subject"] = "bo@example.com", "team@example.com", \
+        "Re: Osprey"
+    reply["Date"], reply["Message-ID"] = "Tue, 03 Mar 2026 10:00:00 +0000", make_msgid()
+    reply["In-Reply-To"] = "<osprey-1@example.com>"
+    reply.set_content("Nine weeks is too long; the osprey plan needs six.")
+    wb.library.ingest_uploads([("osprey.eml", first), ("re-osprey.eml", reply.as_bytes())])
+    check = wb.archive.check()
+    assert check.ok and check.documents == 3 and check.not_built == []
+    tree = wb.archive.tree()
+    assert sorted(len(node.children) for node in tree) == [0, 1]  # the attachment under its mail
+    threads = wb.archive.threads()
+    assert len(threads) == 2 and len(next(iter(threads.values()))) == 2
+    root = next(n.document.doc_id for n in tree if n.children)
+    view = wb.archive.thread_view(root)
+    assert view and "estimate.txt" in view and "needs six" in view
+    assert wb.archive.build(force=True).rebuilt
+
+
+def test_backfill_restores_derivable_fields_on_postgres(tmp_path, postgres_url):
+    from tests.maintenance.test_backfill import COLUMNS, DOC
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text(DOC)
+    settings = postgres_settings(postgres_url, chunk_size=64, chunk_overlap=8)
+    wb = Workbench(tmp_path / "ws", settings)
+    wb.library.ingest([tmp_path / "docs"], root=tmp_path / "docs")
+    doc_id = wb.library.documents()[0].doc_id
+
+    def rows():
+        return {r["chunk_id"]: {k: r[k] for k in COLUMNS} for r in wb.catalog.chunks_of(doc_id)}
+
+    truth = rows()
+    with wb.stores.engine.begin() as conn:  # as an older ingest version left it (cf. test_backfill)
+        conn.execute(sa.text("UPDATE chunks SET context_header = NULL, line_from = NULL, "
+                             "line_to = NULL, total_chunks = 0, chunk_type = '', "
+                             "section_path = ''"))
+        conn.execute(sa.text("UPDATE chunks SET start_char = start_char + 3, "
+                             "end_char = end_char + 3 WHERE chunk_index % 2 = 1"))
+        conn.execute(sa.text("UPDATE documents SET ingest_settings = NULL, ingest_version = 1"))
+    report = wb.maintenance.backfill()
+    assert report.documents_upgraded == 1 and report.changes["chunk_type"] == len(truth)
+    after = rows()
+    for chunk_id, want in truth.items():
+        for key in ("start_char", "end_char", "line_from", "line_to", "total_chunks",
+                    "context_header", "embedding_text"):
+            assert after[chunk_id][key] == want[key], (chunk_id, key)
+        assert after[chunk_id]["chunk_type"] in ("text", "list", "heading")
+    assert wb.maintenance.backfill().changes == {}  # idempotent
+    metas = wb.vectors.get_metadata(list(truth))  # retagged vectors follow the catalog
+    assert {m["chunk_type"] for m in metas.values()} == {after[c]["chunk_type"] for c in truth}
+
+
+def test_an_evaluation_gets_its_own_schema_not_the_workspace(tmp_path, postgres_url):
+    from ragbench.evaluation.beir import run_beir
+    from tests.retrieval.test_retrieval import write_beir
+
+    write_beir(tmp_path / "tiny")
+    settings = postgres_settings(postgres_url)
+    out = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts", "hybrid"], 10, settings=settings)
+    assert out["ingest"]["inserted"] == 3
+    assert all(m["ndcg@10"] == pytest.approx(1.0) for m in out["modes"].values())
+    assert Workbench(tmp_path / "ws", settings).library.stats().documents == 0
+    again = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts"], 10, settings=settings)
+    assert again["ingest"].get("skipped") == 3 and again["workspace"]["reused"]
