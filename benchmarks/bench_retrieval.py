@@ -3,9 +3,9 @@
     python benchmarks/bench_retrieval.py [--scifact DIR] [--work DIR] [--sizes 10000 50000]
 
 1. SciFact (BEIR test split, 300 queries): nDCG@10, recall@10/100, MRR@10 for fts, vector and
-   hybrid, plus a sweep of hybrid fusion settings (RRF k and weight, min-max score fusion); the
-   peer bm25s (Lucene BM25 variant, English stopwords) is measured on the same texts in the
-   same run.
+   hybrid, plus a sweep of hybrid fusion settings (RRF k and weight, max and min-max score
+   fusion); the peer bm25s (Lucene BM25 variant, English stopwords) is measured on the same
+   texts in the same run.
 2. Latency at 10k and 50k chunks: the SciFact workspace is replicated (copies of its documents
    under new ids, vectors perturbed with small Gaussian noise so the ANN index is not trivial)
    until it holds N chunks; p50/p95 per mode over the test queries, and the extractive answer
@@ -58,7 +58,7 @@ def sweep_hybrid(wb: Workbench, queries: dict, qrels: dict, prefix: str, lens: s
     """nDCG@10 of hybrid fusion variants, to pick the default honestly."""
     variants: dict[str, dict[str, Any]] = {}
     grid = [("rrf", k, w) for k in (10, 60) for w in (0.3, 0.5, 0.7)]
-    grid += [("score", 0, w) for w in (0.3, 0.5, 0.7)]
+    grid += [(fusion, 0, w) for fusion in ("max", "score") for w in (0.3, 0.5, 0.7)]
     filters = None
     for fusion, k, w in grid:
         update: dict[str, Any] = {"hybrid_fusion": fusion, "hybrid_vector_weight": w}

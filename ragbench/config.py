@@ -94,7 +94,9 @@ class Settings(BaseModel):
         "chunk", description="FTS granularity: chunk text, or whole documents (specs/003)"
     )
     chunks_per_lens: int = Field(5, ge=1, le=100, description="balanced mode: chunks per lens")
-    hybrid_fusion: Literal["rrf", "score"] = "score"
+    hybrid_fusion: Literal["max", "rrf", "score"] = Field(
+        "max", description="hybrid fusion: scores over each list's best (max), reciprocal rank "
+        "(rrf) or min-max normalised scores (score)")
     hybrid_vector_weight: float = Field(
         0.5, ge=0.0, le=1.0, description="weight of the vector list in hybrid fusion"
     )

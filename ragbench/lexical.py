@@ -15,8 +15,10 @@ Two token patterns, because they serve two purposes:
   byte tokenizer in `ragbench.graph.terms` cuts ASCII text the same way; a test says so) and
   the subject words by which the detector decides two sentences are about the same thing.
 
-(The catalog's full-text queries split on `\w+` on purpose: they must cut text the way the
-SQLite FTS5 `unicode61` tokenizer cut the index, which is neither of these.)
+A third cut, `INDEX_WORD`, belongs to the full-text index: runs of letters and digits, the way
+SQLite FTS5's `unicode61` tokenizer cuts text. The index holds `index_text` of each chunk (every
+word's Snowball stem) and a query is analysed the same way (`query_words`, then `stem`), so a
+query word and a text word meet exactly when their stems are equal.
 
 `stem` is the Snowball English stemmer (PyStemmer), so "migrations", "migrated" and
 "migrating" meet as "migrat". Stems are for comparing, not for showing: labels keep the
@@ -61,6 +63,10 @@ TERM_STOPWORDS = STOPWORDS | frozenset(
 """`STOPWORDS` plus words that carry meaning in a sentence but never name a topic ("new",
 "first", "using") and e-mail/web furniture ("fwd", "cc", "https"): not key terms."""
 
+INDEX_WORD = re.compile(r"[^\W_]+")
+"""Words as the full-text index cuts them: runs of letters and digits in any script, cut at
+every other character (SQLite FTS5 `unicode61`'s token characters, less the combining marks)."""
+
 _STEMMERS = threading.local()
 
 
@@ -79,6 +85,41 @@ def stem(word: str) -> str:
     Cached: text is mostly repeats, and the detector and answerer stem the same words often.
     """
     return str(_stemmer().stemWord(word.lower()))
+
+
+def index_text(text: str) -> str:
+    """What the full-text index reads of `text`: the Snowball stem of every `INDEX_WORD`,
+    lower-cased, in order, space-separated ("Migrations were migrated" -> "migrat were migrat").
+
+    Nothing is left out: a query of nothing but common words ("The Who") still finds its
+    text, and chunk lengths (which BM25 normalises by) count every word.
+    """
+    words = INDEX_WORD.findall(text.lower())
+    return " ".join(_stemmer().stemWords(words)) if words else ""
+
+
+@lru_cache(maxsize=1)
+def query_stopwords() -> frozenset[str]:
+    """Function words left out of full-text queries: NLTK's English stop list as bm25s ships
+    it (`bm25s.stopwords.STOPWORDS_EN_PLUS`, 179 words; the contraction pieces "don", "t",
+    "ll" among them).
+
+    A long request ("What problems are there in choosing ...? I would rather see ...") is
+    mostly such words; Lucene's 33-word list kept "what", "which", "would", "i" and "there",
+    whose weight is small but adds up over a long request.
+    """
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(w.lower() for w in STOPWORDS_EN_PLUS)
+
+
+def query_words(text: str) -> list[str]:
+    """The lower-cased `INDEX_WORD`s of a full-text query, in order and with repeats, less
+    `query_stopwords()`; all of them when nothing else is left ("the who").
+    """
+    words = INDEX_WORD.findall(text.lower())
+    stop = query_stopwords()
+    return [w for w in words if w not in stop] or words
 
 
 def content_words(text: str) -> list[str]:

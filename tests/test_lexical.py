@@ -13,6 +13,9 @@ from ragbench.lexical import (
     TERM_STOPWORDS,
     WORD,
     content_words,
+    index_text,
+    query_stopwords,
+    query_words,
     stem,
     term_words,
 )
@@ -87,3 +90,24 @@ def test_graph_byte_tokenizer_agrees_with_term_words_on_ascii(text):
     """KeyTermer's fast byte path and `term_words` make the same key-term candidates."""
     fast = [w.decode() for w in text.encode().translate(_BYTE_TABLE).split() if _is_word_bytes(w)]
     assert fast == term_words(text)
+
+
+def test_index_text_is_the_snowball_stem_of_every_word_as_the_index_cuts_them():
+    assert index_text("Migrations were MIGRATED; the company's self_serve 16") == (
+        "migrat were migrat the compani s self serv 16")
+    assert index_text("availability, finishing") == f"{stem('availability')} {stem('finishing')}"
+    assert index_text(" -- ") == ""
+
+
+def test_query_words_leave_out_a_standard_english_stop_list():
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    assert query_stopwords() == frozenset(STOPWORDS_EN_PLUS)  # NLTK's list, as bm25s ships it
+    assert len(query_stopwords()) == 179
+    request = ("What articles exist which deal with TSS (Time Sharing System), an operating "
+               "system for IBM computers?")
+    assert query_words(request) == ["articles", "exist", "deal", "tss", "time", "sharing",
+                                    "system", "operating", "system", "ibm", "computers"]
+    # a query of nothing but stop words is searched as it is
+    assert query_words("To be, or not to be") == ["to", "be", "or", "not", "to", "be"]
+    assert query_words("") == []

@@ -1,11 +1,13 @@
 """Retrieval modes over the catalog and Chroma, all returning `RetrievalResult`s.
 
-- `fts`: SQLite FTS5 bm25 over chunk text (or whole documents with `fts_level="media"`); user
-  text is reduced to quoted words, never passed as MATCH syntax.
+- `fts`: SQLite FTS5 bm25 over the Snowball stems of chunk text (or whole documents with
+  `fts_level="media"`); user text is reduced to quoted stems, less a standard stop list and
+  each as often as it was said (`store.catalog.fts_query`), never passed as MATCH syntax.
 - `vector`: cosine similarity in Chroma; every hit is resolved through the catalog, so orphan
   vectors and filtered-out chunks never surface.
-- `hybrid`: fusion of the two candidate lists (RRF with a vector weight, or min-max normalised
-  score fusion), tuned on SciFact (docs/benchmarks.md, "Retrieval").
+- `hybrid`: fusion of the two candidate lists: each list's scores divided by its best score and
+  summed with equal weights (the default, chosen by cross-validation over SciFact, HotpotQA and
+  CACM), or RRF, or min-max normalised score fusion (docs/benchmarks.md, "Retrieval").
 - `balanced`: the best `chunks_per_lens` hybrid results of every lens (specs/002), interleaved
   by rank so no single point of view crowds out the others.
 - `graph`: hybrid seeds expanded over the context graph and re-ranked by relevance and lens
@@ -70,6 +72,28 @@ def score_fuse(
     return _by_score(scores)
 
 
+def max_fuse(
+    lists: Sequence[tuple[Sequence[tuple[str, float]], float]],
+) -> list[tuple[str, float]]:
+    """Weighted sum of scores divided by their list's best score (absent from a list = 0
+    there; a list whose best score is not above 0 adds nothing).
+
+    Unlike min-max, a list's weakest candidate is not pushed to 0: how far the scores fall
+    below the best one is what the list says, whether it returned 10 candidates or 100.
+    """
+    scores: dict[str, float] = {}
+    for scored, weight in lists:
+        top = max((s for _, s in scored), default=0.0)
+        if top <= 0:
+            continue
+        for cid, s in scored:
+            scores[cid] = scores.get(cid, 0.0) + weight * s / top
+    for scored, _ in lists:  # every candidate is ranked, even one no list gives credit
+        for cid, _ in scored:
+            scores.setdefault(cid, 0.0)
+    return _by_score(scores)
+
+
 def fuse(
     fts: Sequence[tuple[str, float]],
     vec: Sequence[tuple[str, float]],
@@ -78,16 +102,18 @@ def fuse(
     rrf_k: int,
 ) -> list[tuple[str, float]]:
     """The hybrid ranking of a lexical and a vector candidate list (each best first):
-    `fusion="rrf"` is weighted reciprocal rank fusion with constant `rrf_k`, `"score"` the
-    weighted sum of min-max normalised scores; the vector list weighs `vector_weight`, the
-    lexical one the rest.
+    `fusion="max"` is the weighted sum of scores divided by each list's best score, `"rrf"`
+    weighted reciprocal rank fusion with constant `rrf_k`, `"score"` the weighted sum of
+    min-max normalised scores; the vector list weighs `vector_weight`, the lexical one the rest.
     """
+    if fusion == "max":
+        return max_fuse([(fts, 1.0 - vector_weight), (vec, vector_weight)])
     if fusion == "score":
         return score_fuse([(fts, 1.0 - vector_weight), (vec, vector_weight)])
     if fusion == "rrf":
         return rrf_fuse([([c for c, _ in fts], 1.0 - vector_weight),
                          ([c for c, _ in vec], vector_weight)], rrf_k)
-    raise RetrievalError(f"unknown hybrid fusion {fusion!r}; choose 'rrf' or 'score'")
+    raise RetrievalError(f"unknown hybrid fusion {fusion!r}; choose 'max', 'rrf' or 'score'")
 
 
 def _by_score(scores: dict[str, float]) -> list[tuple[str, float]]:
@@ -234,7 +260,15 @@ class Retriever:
             edge_types = gr.parse_edge_types(self.settings.graph_edge_types)
         except ValueError as e:
             raise RetrievalError(f"graph_edge_types: {e}") from e
-        vector_range = (min(s for _, s in vec), max(s for _, s in vec)) if vec else None
+        # a neighbour is scored as the fusion would score a vector-only candidate: its cosine
+        # over the list's best (max fusion) or min-max scaled against the list (score, rrf)
+        vector_range = None
+        if vec:
+            top = max(s for _, s in vec)
+            if self.settings.hybrid_fusion != "max":
+                vector_range = (min(s for _, s in vec), top)
+            elif top > 0:
+                vector_range = (0.0, top)
         query_vector = self._embedder().embed_query(query) if vec else None
         scores, via = gr.expand(graph, fused, query_vector, vector_range,
                                 self.settings.graph_seed_limit, self.settings.graph_hops,

@@ -11,9 +11,9 @@ error and no chunks, so the user can see what went wrong; queries only read `ind
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,16 +24,19 @@ import numpy as np
 
 from ragbench.errors import StoreError
 from ragbench.ids import text_hash
-from ragbench.lexical import STOPWORDS, stem
+from ragbench.lexical import INDEX_WORD, STOPWORDS, index_text, query_words, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
-from ragbench.store.schema import INGEST_VERSIONS, migrate
+from ragbench.store.schema import INGEST_VERSIONS, fill_fts_text, migrate
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_CHUNK_COLUMNS = (
-    "chunk_id, doc_id, chunk_index, total_chunks, start_char, end_char, token_count, chunk_type, "
-    "section_path, lens, page_number, line_from, line_to, text, embedding_text, embedding_hash, "
-    "metadata, context_header"
+_CHUNK_FIELDS = (
+    "chunk_id", "doc_id", "chunk_index", "total_chunks", "start_char", "end_char", "token_count",
+    "chunk_type", "section_path", "lens", "page_number", "line_from", "line_to", "text",
+    "embedding_text", "embedding_hash", "metadata", "context_header",
 )
+"""The chunk columns callers read; `fts_text` (the index's copy of `text`, `index_text`) is
+written with them and read by the full-text index only."""
+_CHUNK_COLUMNS = ", ".join((*_CHUNK_FIELDS, "fts_text"))
+_CHUNK_READ = ", ".join(f"c.{f}" for f in ("rowid", *_CHUNK_FIELDS))
 CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
     "paragraph_number", "list_style", "code_language", "table_header",
@@ -78,25 +81,21 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-FTS_STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split()
-)
-"""Words left out of full-text queries: Lucene's English stop set (also bm25s's), the 33 most
-frequent function words. Not the wider `ragbench.lexical.STOPWORDS`: that one also drops words
-that carry a query's meaning ("more", "after", "before", "only", "under", "who", "which"), and
-with it FTS ranked below stemmed bm25s on SciFact (docs/benchmarks.md, "Retrieval")."""
-
-
-def fts_query(text: str) -> str:
+def fts_query(text: str, stemmed: bool = True) -> str:
     """An FTS5 MATCH expression OR-ing the quoted words of `text` (no operator injection).
 
-    `FTS_STOPWORDS` are left out (unless the query has nothing else): bm25 gives them almost
-    no weight, but their huge posting lists make every query score most of the corpus.
+    The words are `lexical.query_words`: function words of the query stop list left out
+    (unless the query has nothing else), and a word said twice is there twice, so BM25 counts
+    it twice, as Lucene and bm25s do: what a long request repeats ("... time sharing ...
+    time-shared ...") is what it is about. `stemmed` gives each word's Snowball stem, the form
+    the chunk index holds (`lexical.index_text`); without it the words go as written, for the
+    document index, whose porter tokenizer stems them itself.
     """
-    terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
-    kept = [t for t in terms if t not in FTS_STOPWORDS] or terms
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+    words = query_words(text)
+    terms = [stem(w) for w in words] if stemmed else words
+    counts = Counter(terms)  # first appearance order, each as often as it was said
+    return " OR ".join(" OR ".join(['"' + t.replace('"', '""') + '"'] * n)
+                       for t, n in counts.items())
 
 
 DAMAGE_SIGNS = ("malformed", "not a database", "database corrupt")
@@ -265,7 +264,7 @@ class Catalog:
             ),
         )
         conn.executemany(
-            f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",  # noqa: S608
+            f"INSERT INTO chunks({_CHUNK_COLUMNS}) VALUES ({','.join('?' * 19)})",  # noqa: S608
             [self._chunk_row(c) for c in chunks],
         )
 
@@ -276,7 +275,7 @@ class Catalog:
             c.chunk_id, c.doc_id, c.chunk_index, c.total_chunks, c.start_char, c.end_char,
             c.token_count, c.chunk_type, c.section_path, c.lens, c.page_number, c.line_from,
             c.line_to, c.text, c.embedding_text, text_hash(c.embedding_text), json.dumps(meta),
-            c.context_header,
+            c.context_header, index_text(c.text),
         )
 
     def delete_documents(self, conn: sqlite3.Connection, doc_ids: Sequence[str]) -> list[str]:
@@ -376,11 +375,11 @@ class Catalog:
         """
         total = self.chunk_count()
         out: dict[str, float] = {}
-        for word in dict.fromkeys(w.lower() for w in _WORD.findall(text)):
+        for word in dict.fromkeys(INDEX_WORD.findall(text.lower())):
             key = stem(word)
             if word in STOPWORDS or key in out:
                 continue
-            query = '"' + word.replace('"', '""') + '"'
+            query = '"' + key.replace('"', '""') + '"'  # the index holds stems
             df = int(self.conn.execute(
                 "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (query,)
             ).fetchone()[0])
@@ -408,8 +407,8 @@ class Catalog:
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Indexed chunk rows (with document fields) by id."""
         return self._chunk_rows(
-            "c.*, d.source_id, d.title AS source_title, d.file_name, d.archive_browse_uri, "
-            "d.archive_download_uri", chunk_ids)
+            f"{_CHUNK_READ}, d.source_id, d.title AS source_title, d.file_name, "
+            "d.archive_browse_uri, d.archive_download_uri", chunk_ids)
 
     def contradiction_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Chunk text with lens, document, thread root and document date (e-mail Date)."""
@@ -426,7 +425,8 @@ class Catalog:
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         """All chunk rows of a document in order."""
         rows = self.conn.execute(
-            "SELECT * FROM chunks WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)
+            f"SELECT rowid, {', '.join(_CHUNK_FIELDS)} FROM chunks "  # noqa: S608
+            "WHERE doc_id = ? ORDER BY chunk_index", (doc_id,)
         ).fetchall()
         return [dict(r) for r in rows]
 
@@ -447,6 +447,7 @@ class Catalog:
         if not match:
             return []
         if level == "media":
+            doc_match = fts_query(query, stemmed=False)
             doc_filters = filters.model_copy(update={"chunk_types": None}) if filters else None
             where, params = _filter_sql(doc_filters, lens, alias="d")
             types = list(filters.chunk_types or []) if filters else []
@@ -456,7 +457,7 @@ class Catalog:
                 "JOIN documents d ON d.rowid = documents_fts.rowid "
                 f"WHERE documents_fts MATCH ? AND +d.status = 'indexed' {where}"
                 " ORDER BY bm25(documents_fts) LIMIT ?",
-                [match, *params, k],
+                [doc_match, *params, k],
             ).fetchall()
             out = []
             for doc_id, score in docs:
@@ -503,18 +504,23 @@ class Catalog:
         )]
 
     def fts_integrity(self) -> bool:
-        """True when the FTS index matches the chunks table."""
+        """True when the FTS index matches the chunks table and every chunk is in it (a chunk
+        written around the catalog has no `fts_text`, so full-text search cannot find it).
+        """
         try:
             self.conn.execute(
                 "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"
             )
         except sqlite3.DatabaseError:
             return False
-        return True
+        return self.conn.execute(
+            "SELECT 1 FROM chunks WHERE fts_text IS NULL LIMIT 1").fetchone() is None
 
     def fts_rebuild(self) -> None:
-        """Rebuild the FTS index from the chunks table."""
-        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        """Rebuild the FTS index from the chunks table (stemming chunks that lack `fts_text`)."""
+        with self.transaction() as tx:
+            fill_fts_text(tx)
+            tx.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
 
     # --- stats -----------------------------------------------------------------------------
 

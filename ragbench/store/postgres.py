@@ -10,7 +10,7 @@ once.
 
 `PgCatalog` keeps the SQLite catalog's methods, arguments and row shapes (it subclasses
 `Catalog` for that contract). Full-text search follows FTS5's query rules (the quoted words of
-the query OR-ed, `FTS_STOPWORDS` left out, English stemming on both sides) on a `tsvector`
+the query OR-ed, the query stop list left out, English stemming on both sides) on a `tsvector`
 column with a GIN index. PostgreSQL has no BM25: a chunk scores the sum over the query words
 it contains of the word's rarity (log((N + 1) / (df + 1)), as BM25's idf) times `ts_rank`
 (term frequency, normalised by log length), so rare words weigh more as they do in FTS5;
@@ -28,6 +28,7 @@ import json
 import math
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,11 +41,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from ragbench.errors import BackendUnsupportedError, StoreError
 from ragbench.ids import text_hash
-from ragbench.lexical import STOPWORDS, stem
+from ragbench.lexical import STOPWORDS, query_words, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
 from ragbench.store.catalog import (
     CHUNK_META_FIELDS,
-    FTS_STOPWORDS,
     UPDATABLE_CHUNK_FIELDS,
     UPDATABLE_DOCUMENT_FIELDS,
     Catalog,
@@ -206,12 +206,12 @@ def _first_line(error: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(error).__name__
 
 
-def query_terms(text: str) -> list[str]:
-    """The words of a full-text query, as `catalog.fts_query` picks them: lower-cased,
-    deduplicated, `FTS_STOPWORDS` left out unless nothing else is left.
+def query_terms(text: str) -> dict[str, int]:
+    """The words of a full-text query with how often it says each, as `catalog.fts_query`
+    picks them (`lexical.query_words`: the query stop list left out unless nothing else is
+    left, a word said twice counted twice).
     """
-    terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
-    return [t for t in terms if t not in FTS_STOPWORDS] or terms
+    return dict(Counter(query_words(text)))
 
 
 def _tsquery(term: str) -> sa.ColumnElement[Any]:
@@ -525,12 +525,13 @@ class PgCatalog(Catalog):
         The score is the rarity-weighted `ts_rank` of the module docstring. `level="media"`
         ranks documents by their best chunk and returns that chunk of each.
         """
-        terms = query_terms(query)
+        counts = query_terms(query)
+        terms = list(counts)
         if not terms:
             return []
         total = self.chunk_count()
-        weights = [math.log((total + 1) / (df + 1))
-                   for df in self._document_frequencies(terms)]
+        weights = [counts[term] * math.log((total + 1) / (df + 1))
+                   for term, df in zip(terms, self._document_frequencies(terms), strict=True)]
         score: sa.ColumnElement[Any] = sa.literal(0.0)
         for term, weight in zip(terms, weights, strict=True):
             score = score + weight * sa.func.ts_rank(chunks.c.tsv, _tsquery(term), 1)

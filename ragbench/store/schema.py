@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragbench.errors import StoreError
+from ragbench.lexical import index_text
 
 CURRENT_INGEST_VERSION = 3
 """Version of the parse/chunk/embed logic; documents ingested by an older one are reprocessed."""
@@ -328,6 +329,72 @@ CREATE INDEX IF NOT EXISTS idx_conversation_turns_answer ON conversation_turns(a
 """Step 4: chat conversations (titles and ordered turns pointing at saved answers);
 `IF NOT EXISTS` for the same reason as step 3."""
 
+_PORTER_CHUNK_INDEX_DROP = """
+DROP TRIGGER IF EXISTS chunks_ai;
+DROP TRIGGER IF EXISTS chunks_ad;
+DROP TRIGGER IF EXISTS chunks_au;
+DROP TABLE IF EXISTS chunks_fts;
+"""
+
+_STEMMED_CHUNK_INDEX = """
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    fts_text, content='chunks', content_rowid='rowid',
+    tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, fts_text) VALUES (new.rowid, new.fts_text);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, fts_text)
+        VALUES ('delete', old.rowid, old.fts_text);
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE OF fts_text ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, fts_text)
+        VALUES ('delete', old.rowid, old.fts_text);
+    INSERT INTO chunks_fts(rowid, fts_text) VALUES (new.rowid, new.fts_text);
+END;
+"""
+
+
+def fill_fts_text(conn: sqlite3.Connection, batch: int = 2000) -> int:
+    """Write `chunks.fts_text` (`lexical.index_text` of the chunk text) where it is missing;
+    returns how many rows were filled. The catalog writes it with every chunk; rows written
+    around the catalog (raw SQL) have none and are not found by full-text search until this
+    runs (`Catalog.fts_rebuild`, so `ragbench doctor` repairs them).
+    """
+    filled = 0
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, text FROM chunks WHERE fts_text IS NULL LIMIT ?", (batch,)
+        ).fetchall()
+        if not rows:
+            return filled
+        conn.executemany("UPDATE chunks SET fts_text = ? WHERE rowid = ?",
+                         [(index_text(text), rowid) for rowid, text in rows])
+        filled += len(rows)
+
+
+def _stemmed_chunk_index(conn: sqlite3.Connection) -> None:
+    """Step 5: the chunk index holds Snowball stems (`chunks.fts_text`), not porter's.
+
+    The porter tokenizer stemmed the index one way while the rest of the library stems with
+    Snowball (`ragbench.lexical.stem`); now the catalog stems each chunk's words in Python
+    (`lexical.index_text`, kept in `chunks.fts_text`) and queries the same way, and FTS5 only
+    cuts and case-folds (`unicode61`). Existing chunks are stemmed here and the index rebuilt;
+    chunk texts, ids and vectors do not change, so nothing is re-embedded. The document-level
+    index (`documents_fts`, porter over the whole text) stays as it was.
+
+    A catalog that has the column already (steps rerun on a current catalog) is left alone.
+    """
+    if "fts_text" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
+        return
+    sql_step(_PORTER_CHUNK_INDEX_DROP)(conn)
+    conn.execute("ALTER TABLE chunks ADD COLUMN fts_text TEXT")
+    fill_fts_text(conn)  # before the triggers: theirs would 'delete' rows not yet indexed
+    sql_step(_STEMMED_CHUNK_INDEX)(conn)
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "Catalog as first released: documents, chunks, chunk FTS5, embedding cache",
               sql_step(_INITIAL)),
@@ -338,6 +405,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               sql_step(_REPORTS)),
     Migration(4, "Chats: conversations and their ordered turns (each a saved answer)",
               sql_step(_CHATS)),
+    Migration(5, "Chunk full-text index of Snowball stems (chunks.fts_text), rebuilt",
+              _stemmed_chunk_index),
 )
 """The schema, step by step; append new steps at the end (see the module docstring)."""
 

@@ -8,7 +8,7 @@ from ragbench.errors import RagbenchError
 from ragbench.evaluation.beir import EvalError, load_beir, mrr_at, ndcg_at, recall_at, run_beir
 from ragbench.evaluation.metrics import average, query_metrics
 from ragbench.models import SearchFilters
-from ragbench.retrieval.retriever import fuse, rrf_fuse, score_fuse
+from ragbench.retrieval.retriever import fuse, max_fuse, rrf_fuse, score_fuse
 from ragbench.store.catalog import fts_query
 from tests.conftest import lens_workbench
 
@@ -67,6 +67,31 @@ def test_fts_escapes_user_syntax_and_media_level(wb):
         wb.search.query("x", mode="fts", fts_level="page")
 
 
+@pytest.mark.integration
+def test_fts_finds_the_topic_of_a_long_request(wb):
+    """A request mostly made of function words ranks by its few topic words, stemmed the same
+    way on both sides ("tenants ... limited" meets "tenant ... limits")."""
+    request = ("I would like to know what there is about how the tenants are limited when "
+               "they are calling it, and which of those limits are there for each of them")
+    hits = wb.search.query(request, mode="fts", top_k=4)
+    assert hits[0].source_id == "engineering/api.md"
+    assert wb.search.query("the", mode="fts", top_k=4)  # function words alone still search
+
+
+@pytest.mark.unit
+def test_max_fusion_divides_each_list_by_its_best_score():
+    fts = [("a", 8.0), ("b", 4.0), ("c", 2.0)]
+    vec = [("c", 0.8), ("d", 0.6)]
+    fused = dict(max_fuse([(fts, 0.5), (vec, 0.5)]))
+    assert fused == pytest.approx({"a": 0.5, "b": 0.25, "c": 0.125 + 0.5, "d": 0.375})
+    # the weakest candidate keeps what its list says of it (min-max would give it 0)
+    assert dict(max_fuse([(fts, 1.0)]))["c"] == pytest.approx(0.25)
+    # a list with nothing above 0 gives no credit, but its candidates stay ranked
+    assert max_fuse([(fts, 0.5), ([("z", -0.1)], 0.5)])[-1] == ("z", 0.0)
+    assert fuse(fts, vec, "max", 0.3, 60) == max_fuse([(fts, 0.7), (vec, 0.3)])
+    assert [c for c, _ in fuse(fts, vec, "max", 0.5, 60)] == ["c", "a", "d", "b"]
+
+
 @pytest.mark.unit
 def test_rrf_and_score_fusion():
     fused = rrf_fuse([(["a", "b", "c"], 0.5), (["c", "a"], 0.5)], k=60)
@@ -89,14 +114,34 @@ def test_fuse_is_what_hybrid_settings_name():
 
 
 @pytest.mark.unit
-def test_fts_query_drops_only_the_common_function_words():
-    # meaning-bearing words of the wider lexical stop list stay: they decide many a claim
-    assert fts_query("Is the risk higher after surgery than before?") == (
-        '"risk" OR "higher" OR "after" OR "surgery" OR "than" OR "before"')
-    assert fts_query("Which magazine was started first?") == (
-        '"which" OR "magazine" OR "started" OR "first"')
-    assert fts_query("the THE a") == '"the" OR "a"'  # nothing else: stopwords are the query
-    assert fts_query('say "NEAR(x" -y*') == '"say" OR "near" OR "x" OR "y"'
+def test_fts_query_keeps_the_topic_of_a_long_request_and_drops_its_function_words():
+    request = ("What problems and concerns are there in choosing a database for time-sharing "
+               "systems? I would rather see time sharing experience than theory.")
+    terms = fts_query(request).split(" OR ")
+    # the topic words, as the Snowball stems the chunk index holds
+    for topic in ("problem", "concern", "choos", "databas", "time", "share", "system",
+                  "experi", "theori"):
+        assert f'"{topic}"' in terms
+    # the request's function words are gone (the query stop list: NLTK's, as bm25s ships it)
+    for function_word in ("what", "and", "are", "there", "in", "a", "for", "i", "than"):
+        assert f'"{function_word}"' not in terms
+    # what the request says twice counts twice ("time-sharing" ... "time sharing")
+    assert terms.count('"time"') == terms.count('"share"') == 2
+    assert terms.count('"databas"') == 1
+    # the document index stems with porter itself: it gets the words as written
+    assert fts_query(request, stemmed=False).split(" OR ")[:4] == [
+        '"problems"', '"concerns"', '"choosing"', '"database"']
+
+
+@pytest.mark.unit
+def test_fts_query_quotes_every_word_and_keeps_a_query_of_function_words():
+    assert fts_query("Which magazine was started first?") == '"magazin" OR "start" OR "first"'
+    # nothing but function words: they are the query ("The Who", "to be or not to be")
+    assert fts_query("The Who") == '"the" OR "who"'
+    assert fts_query("the THE a") == '"the" OR "the" OR "a"'
+    # FTS5 syntax in user text stays words: no phrase, prefix, column, NEAR or NOT operators
+    assert fts_query('say "NEAR(x" -z* col:value ^w') == (
+        '"say" OR "near" OR "x" OR "z" OR "col" OR "valu" OR "w"')
     assert fts_query("?!") == ""
 
 

@@ -268,16 +268,23 @@ def test_fresh_catalog_is_created_at_newest_version(tmp_path: Path) -> None:
     assert [v["version"] for v in catalog.ingest_versions()] == [
         v for v, _, _ in INGEST_VERSIONS]
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() is None
-    # the catalog works end to end at that version
+    # the catalog works end to end at that version; rows written around it (raw SQL, so no
+    # stemmed `fts_text`) are not in the full-text index until a rebuild stems them, which is
+    # what `ragbench doctor` does when `fts_integrity` says so
     with catalog.transaction() as tx:
         add_old_rows(tx)
+    assert not catalog.fts_integrity()
+    catalog.fts_rebuild()
     check_old_rows_readable(catalog)
 
 
 def test_fresh_catalog_has_every_object_the_old_code_made(tmp_path: Path) -> None:
-    """Nothing the code used before numbered migrations is lost (nor changed)."""
+    """Nothing the code used before numbered migrations is lost, nor changed but by step 5:
+    the chunk index reads the stemmed copy of the text (`chunks.fts_text`)."""
     old = old_code_catalog(tmp_path / "old.db")
     old_shape = shape(old)
+    old_shape["tables"]["chunks"]["fts_text"] = ("TEXT", 0, None, 0)
+    old_shape["tables"]["chunks_fts"] = {"fts_text": ("", 0, None, 0)}
     new_shape = fresh_shape(tmp_path)
     # what later steps added (3: reports, 4: chats) is new, not something the old code made
     later = ("report", "idx_report", "conversation", "idx_conversation")
@@ -563,7 +570,7 @@ def test_step_4_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> Non
     conn = sqlite3.connect(tmp_path / "catalog.db", isolation_level=None)
     assert migrate(conn, MIGRATIONS[:3]) == [1, 2, 3]
     conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
-    assert migrate(conn) == [4]
+    assert migrate(conn, MIGRATIONS[:4]) == [4]
     assert schema_version(conn) == 4
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert {"conversations", "conversation_turns", "idx_conversation_turns_answer"} <= names
@@ -575,3 +582,47 @@ def test_step_4_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> Non
     conn.execute("DELETE FROM conversations WHERE conversation_id = 'c1'")
     assert conn.execute("SELECT COUNT(*) FROM conversation_turns").fetchone() == (0,)
     assert conn.execute("SELECT question FROM answers").fetchone() == ("q",)
+
+
+def test_step_5_stems_the_chunk_index_of_a_version_4_catalog(tmp_path: Path) -> None:
+    """A version-4 catalog (porter over the chunk text) gains `chunks.fts_text`, the Snowball
+    stems of each chunk, and a chunk index over it; the chunks, their ids, the embedding cache
+    and the document index are as they were."""
+    from ragbench.lexical import index_text
+
+    path = tmp_path / "catalog.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, MIGRATIONS[:4]) == [1, 2, 3, 4]
+    add_old_rows(conn)
+    assert "porter" in conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    before = conn.execute("SELECT * FROM chunks ORDER BY rowid").fetchall()
+    cache = conn.execute("SELECT * FROM embedding_cache").fetchall()
+    assert migrate(conn) == [5]
+    assert schema_version(conn) == 5 == SCHEMA_VERSION
+    assert [r[:-1] for r in conn.execute("SELECT * FROM chunks ORDER BY rowid")] == before
+    assert conn.execute("SELECT * FROM embedding_cache").fetchall() == cache
+    assert conn.execute("SELECT text, fts_text FROM chunks ORDER BY rowid").fetchall() == [
+        ("Aardvarks dig burrows.", "aardvark dig burrow"),
+        ("Pangolins eat termites.", "pangolin eat termit")]
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    assert "fts_text" in sql and "porter" not in sql
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+
+    def found(stem: str) -> list[int]:
+        return [r[0] for r in conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{stem}"',))]
+
+    assert found("termit") == [2] and found("termites") == []  # stems, not words
+    # the document index (porter over the whole text) is untouched
+    assert conn.execute("SELECT COUNT(*) FROM documents_fts WHERE documents_fts MATCH "
+                        "'pangolins'").fetchone()[0] == 1
+    conn.close()
+
+    catalog = Catalog(path)  # the catalog keeps index and chunks in step from here on
+    check_old_rows_readable(catalog)
+    with catalog.transaction() as tx:
+        tx.execute("DELETE FROM chunks WHERE chunk_id = 'c1'")
+    assert catalog.fts_search("termites", k=5) == [] and catalog.fts_integrity()
+    assert catalog.conn.execute("SELECT fts_text FROM chunks").fetchall()[0][0] == index_text(
+        "Aardvarks dig burrows.")

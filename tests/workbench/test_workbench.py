@@ -193,3 +193,59 @@ def test_ingest_documents_keeps_exact_source_ids_and_metadata(wb):
     assert [f.status for f in again.files] == ["skipped"] * 4
     assert again.files[3].reason == "failed in an earlier run"
     consistent(wb)
+
+
+def porter_catalog(path) -> None:
+    """Turn a catalog back into what ragbench wrote before step 5 (schema version 4): the chunk
+    index of step 1 (porter over `chunks.text`, its triggers), no `chunks.fts_text`."""
+    import sqlite3
+
+    from ragbench.store import schema
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript("DROP TRIGGER chunks_ai; DROP TRIGGER chunks_ad; DROP TRIGGER chunks_au; "
+                       "DROP TABLE chunks_fts; ALTER TABLE chunks DROP COLUMN fts_text;")
+    for statement in schema.sql_statements(schema._INITIAL):
+        if "chunks_fts" in statement:
+            conn.execute(statement)
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+
+
+def test_workspace_with_the_porter_index_opens_stemmed_and_embeds_nothing(tmp_path):
+    """A workspace made before the chunk index held Snowball stems: opening it rebuilds the
+    index (schema step 5); nothing is re-embedded or re-processed, and every mode searches."""
+    docs = tmp_path / "corpus"
+    write_doc(docs / "a.md", "zephyr")
+    write_doc(docs / "b.md", "quokka")
+    settings = Settings(chunk_size=64, chunk_overlap=8)
+    ws = tmp_path / "ws"
+    first = Workbench(ws, settings)
+    first.library.ingest([docs], root=tmp_path)
+    chunk_ids, vector_ids = first.catalog.chunk_ids(), first.vectors.ids()
+    first.catalog.close()
+    porter_catalog(ws / "catalog.sqlite")
+
+    import sqlite3
+
+    old = sqlite3.connect(ws / "catalog.sqlite")
+    assert old.execute("PRAGMA user_version").fetchone() == (4,)
+    assert "porter" in old.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    old.close()
+
+    wb = Workbench(ws, settings)
+    assert wb.catalog.conn.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert wb.catalog.conn.execute(
+        "SELECT COUNT(*) FROM chunks WHERE fts_text IS NULL").fetchone()[0] == 0
+    assert wb.catalog.chunk_ids() == chunk_ids and wb.vectors.ids() == vector_ids
+    consistent(wb)
+    # "reviewing" and "reviews" meet in the Snowball stem "review"
+    hits = wb.search.query("reviewing the zephyr summaries", mode="fts")
+    assert hits and {h.source_id for h in hits[:3]} == {"corpus/a.md"}
+    for mode in ("vector", "hybrid"):
+        assert wb.search.query("zephyr quarterly revenue", mode=mode)[0].source_id == "corpus/a.md"
+    again = wb.library.ingest([docs], root=tmp_path)
+    assert {f.status for f in again.files} == {"skipped"}
+    assert wb.embedder.hits == wb.embedder.misses == 0  # no chunk was embedded again

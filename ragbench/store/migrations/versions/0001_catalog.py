@@ -4,8 +4,9 @@ versions, saved answers, the context and embedding caches, and pgvector chunk ve
 Column names and types follow the SQLite catalog (`ragbench.store.schema`), so rows read the
 same on both backends: JSON stays text, times stay ISO-8601 text. Full-text search uses the
 text search configuration `ragbench_english`: the `english` parser and Snowball English
-stemming, but no stop-word list, like FTS5's porter tokenizer (the query drops
-`FTS_STOPWORDS` itself). Chunks carry a generated `tsv` column with a GIN index.
+stemming, but no stop-word list, as the SQLite index keeps every word (the query drops
+its stop list itself, `lexical.query_words`). Chunks carry a generated `tsv` column with a
+GIN index.
 
 Vectors have no fixed dimension here (it is the embedding model's): `PgVectors` makes the
 HNSW index for the dimension of the first vectors it stores.
