@@ -138,6 +138,8 @@ class Ingestor:
         self.files_dir = files_dir
         # the workspace write lock around each store step (ragbench.store.lock; set by the facade)
         self.write_lock: Callable[[], AbstractContextManager[object]] = nullcontext
+        # resolves `embedding_runtime = "auto"` before a signature is taken (set by the facade)
+        self.settings_ready: Callable[[], object] = lambda: None
 
     # --- decision ----------------------------------------------------------------------------
 
@@ -172,11 +174,13 @@ class Ingestor:
     @property
     def model_id(self) -> str:
         """Id of the embedding model the settings select (without loading it)."""
+        self.settings_ready()
         return versioning.model_id_of(self.settings)
 
     @cached_property
     def signature(self) -> dict[str, Scalar]:
         """The ingest settings signature stored with every document made now."""
+        self.settings_ready()
         return versioning.signature_of(self.settings)
 
     @cached_property
