@@ -278,14 +278,17 @@ class Library:
         lens: str | None,
         progress: Progress | None,
         file_progress: FileProgress | None,
-        group: int = 32,
+        group: int = 256,
         total: int | None = None,
+        group_chunks: int = 2048,
     ) -> list[FileResult]:
         """Plan files in groups, embed each group's chunks in one batch, then store each file.
 
         `items` is iterated once, in order: a generator that reads each file when asked keeps
-        at most one group of files in memory. `total` (for progress) is `len(items)` when
-        not given.
+        at most one group of files (`group` files or `group_chunks` chunks) in memory. Large
+        groups matter for short documents: the model pads each batch to its longest text, and
+        only a large batch lets it sort texts by length first (docs/benchmarks.md, "Ingest").
+        `total` (for progress) is `len(items)` when not given.
         """
         results: list[FileResult] = []
         seen: set[tuple[str, str]] = set()
@@ -326,7 +329,8 @@ class Library:
                                          doc_id=compute_doc_id(*key),
                                          reason="duplicate in this batch")])
                 continue
-            if source_id in sources or len(plans) >= group:
+            chunks = sum(len(u.chunks) for p in plans if isinstance(p, Planned) for u in p.units)
+            if source_id in sources or len(plans) >= group or chunks >= group_chunks:
                 flush()  # a new version of a source planned in this group: store that first
             seen.add(key)
             sources.add(source_id)
