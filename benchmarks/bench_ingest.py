@@ -9,14 +9,17 @@ Prints one JSON object. Peers measured in the same process on the same text:
 - embedding_runtimes: `embedding_runtime` torch / onnx / onnx-int8 throughput (texts/s and
   windows/s) on SciFact texts and ~1024-token chunks beside `SentenceTransformer.encode`,
   interleaved rounds, and the cosine of each ONNX path's vectors to torch's (issue 17);
+- ingest_stages: the whole ingest of the first N documents of a BEIR corpus (CACM by default)
+  beside the bare encode of the texts it embedded, with the time per stage (issue 28);
 - quality: SciFact nDCG@10 (vector, hybrid) of each runtime via `ragbench eval beir`, and a
   verdict: which runtimes pass the issue-17 bar (>= 2.5x torch throughput, <= 0.5 point
   nDCG@10 loss, cosine >= 0.99) and the fastest of them, beside the configured default.
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--scifact DIR] [--repeat N]
         [--chunk-rounds N] [--runtime-texts N] [--runtime-chunks N] [--cosine-texts N]
-        [--eval-workspace DIR] [--eval-limit N]
-        [--skip chunking|embedding|embedding_runtimes|quality|reingest ...]
+        [--eval-workspace DIR] [--eval-limit N] [--stages-corpus DIR] [--stages-docs N]
+        [--stages-runtime torch|onnx|onnx-int8]
+        [--skip chunking|embedding|embedding_runtimes|quality|reingest|ingest_stages ...]
 
 "machine" names the CPU model and its kernel flags (avx512_vnni and others): the int8 cosine
 to torch depends on them, so the cosine bar is judged here, per machine, and not in the tests.
