@@ -5,7 +5,7 @@ next step: ask, write a report, or look at where the sources disagree most.
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import reprocess_with_progress, workbench
+from app_pages.common import backend_status, reprocess_with_progress, workbench
 from ragbench.workbench.presentation import bars_spec, distinct_findings, md_escape, side_label
 
 TOP_DISAGREEMENTS = 3
@@ -30,6 +30,10 @@ cols[1].metric("Chunks", f"{stats['chunks']:,}")
 cols[2].metric("Tokens", f"{stats['tokens']:,}")
 cols[3].metric("Avg tokens / chunk", stats["avg_tokens_per_chunk"])
 cols[4].metric("Failed files", stats["failed_files"])
+embedding = backend_status(str(wb.workspace), wb.settings.settings_hash(), wb.embedder_loaded,
+                           wb)["embedding"]
+if embedding["runtime_note"]:
+    st.caption(f"Embedding runtime: {embedding['runtime_note']}")
 
 if not stats["documents"] and not stats["failed_files"]:
     st.info("The workspace is empty. Add files on the **Library** page (drag and drop), or "

@@ -7,7 +7,7 @@ import os
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages.common import reprocess_with_progress, workbench
+from app_pages.common import backend_status, reprocess_with_progress, workbench
 from ragbench.config import ENV_PREFIX, Settings, read_settings_file, save_settings
 from ragbench.workbench.presentation import MODES
 
@@ -67,6 +67,11 @@ with backends:
                                            key="s_emb_backend")
     embedding_model = ecols[1].text_input("Embedding model", current.embedding_model,
                                           key="s_emb_model")
+    runtime = backend_status(str(wb.workspace), current.settings_hash(), wb.embedder_loaded,
+                             wb)["embedding"]
+    if runtime["runtime_note"]:
+        st.caption(f"Embedding runtime: {runtime['runtime_note']} (setting `embedding_runtime`: "
+                   "auto, torch, onnx or onnx-int8)")
     lcols = st.columns(2)
     llm_backends = ["extractive", "openai"]
     llm_backend = lcols[0].selectbox("Answer backend", llm_backends,

@@ -9,14 +9,17 @@ Prints one JSON object. Peers measured in the same process on the same text:
 - embedding_runtimes: `embedding_runtime` torch / onnx / onnx-int8 throughput (texts/s and
   windows/s) on SciFact texts and ~1024-token chunks beside `SentenceTransformer.encode`,
   interleaved rounds, and the cosine of each ONNX path's vectors to torch's (issue 17);
+- ingest_stages: the whole ingest of the first N documents of a BEIR corpus (CACM by default)
+  beside the bare encode of the texts it embedded, with the time per stage (issue 28);
 - quality: SciFact nDCG@10 (vector, hybrid) of each runtime via `ragbench eval beir`, and a
   verdict: which runtimes pass the issue-17 bar (>= 2.5x torch throughput, <= 0.5 point
   nDCG@10 loss, cosine >= 0.99) and the fastest of them, beside the configured default.
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--scifact DIR] [--repeat N]
         [--chunk-rounds N] [--runtime-texts N] [--runtime-chunks N] [--cosine-texts N]
-        [--eval-workspace DIR] [--eval-limit N]
-        [--skip chunking|embedding|embedding_runtimes|quality|reingest ...]
+        [--eval-workspace DIR] [--eval-limit N] [--stages-corpus DIR] [--stages-docs N]
+        [--stages-runtime torch|onnx|onnx-int8]
+        [--skip chunking|embedding|embedding_runtimes|quality|reingest|ingest_stages ...]
 
 "machine" names the CPU model and its kernel flags (avx512_vnni and others): the int8 cosine
 to torch depends on them, so the cosine bar is judged here, per machine, and not in the tests.
@@ -418,6 +421,75 @@ def verdict(result: dict) -> dict:
             "cpu": result.get("machine", {}).get("cpu", {}).get("model")}
 
 
+def bench_ingest_stages(beir: Path, documents: int, runtime: str) -> dict:
+    """Whole ingest of the first `documents` of a BEIR corpus (SciFact, CACM) beside the bare
+    encode of the very texts it embedded, same run, and where the ingest time went.
+
+    Stages are timed by wrapping the pipeline's own calls: plan (parse, chunk, context text,
+    decision), embed (the group batches), Chroma upserts, the catalog write (documents, chunks,
+    FTS), and the graph update after the ingest; "other" is the rest (bookkeeping, originals,
+    archive). The bare encode is the same embedder's `embed` on all texts at once, on an
+    empty cache, after the ingest (the model is loaded and warm for both).
+    """
+    from ragbench.evaluation.beir import corpus_files, ingest_corpus, load_beir
+    from ragbench.ingest.ingestor import Ingestor
+    from ragbench.store.vectors import ChromaVectors
+
+    corpus, _, _ = load_beir(beir)
+    files = corpus_files(dict(list(corpus.items())[:documents]))
+    spent: dict[str, float] = {"plan": 0.0, "embed": 0.0, "chroma_upsert": 0.0,
+                               "catalog_write": 0.0, "graph": 0.0}
+    originals: list[tuple[Any, str, Any]] = []
+
+    def timed(owner: Any, name: str, stage: str) -> None:
+        real = getattr(owner, name)
+        originals.append((owner, name, real))
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent[stage] += time.perf_counter() - start
+        setattr(owner, name, wrapper)
+
+    work = Path(tempfile.mkdtemp(prefix="ragbench-bench-stages-"))
+    try:
+        settings = Settings(embedding_runtime=runtime)  # type: ignore[arg-type]
+        wb = Workbench(work / "ws", settings)
+        wb.embedder.embed(["warm up"])
+        wb.vectors.count()
+        timed(Ingestor, "plan", "plan")
+        timed(Ingestor, "warm", "embed")
+        timed(ChromaVectors, "upsert", "chroma_upsert")
+        timed(Catalog, "insert_document", "catalog_write")
+        timed(wb.graph_service, "current", "graph")
+        load_before = [round(x, 2) for x in os.getloadavg()]
+        start = time.perf_counter()
+        ingest_corpus(wb, files, "bench", "bench/beir")
+        ingest_s = time.perf_counter() - start
+        for owner, name, real in reversed(originals):
+            setattr(owner, name, real)
+        texts = [r[0] for r in wb.catalog.conn.execute(
+            "SELECT embedding_text FROM chunks ORDER BY rowid").fetchall()]
+        start = time.perf_counter()
+        wb.embedder.inner.embed(texts)
+        encode_s = time.perf_counter() - start
+        load_after = [round(x, 2) for x in os.getloadavg()]
+    finally:
+        for owner, name, real in reversed(originals):
+            setattr(owner, name, real)
+        shutil.rmtree(work, ignore_errors=True)
+    stages = {k: round(v, 2) for k, v in spent.items()}
+    stages["other"] = round(ingest_s - sum(spent.values()), 2)
+    return {"corpus": str(beir), "documents": len(files), "chunks": len(texts),
+            "runtime": wb.settings.embedding_runtime,
+            "load_average_1_5_15min": {"before": load_before, "after": load_after},
+            "ingest_s": round(ingest_s, 2), "bare_encode_s": round(encode_s, 2),
+            "ingest_vs_encode": round(ingest_s / encode_s, 3), "stages_s": stages,
+            "target_met": ingest_s / encode_s <= 1.5}
+
+
 def bench_reingest(corpus: Path) -> dict:
     """First ingest into an empty workspace vs ingesting the unchanged corpus again."""
     work = Path(tempfile.mkdtemp(prefix="ragbench-bench-"))
@@ -468,9 +540,16 @@ def main() -> None:
                          "ones plus seeded random others (default: the full corpus)")
     ap.add_argument("--eval-runtimes", nargs="*", choices=list(RUNTIMES), default=None,
                     help="runtimes of the quality section (default: all)")
+    ap.add_argument("--stages-corpus", type=Path, default=SHARED / "datasets" / "cacm",
+                    help="BEIR folder for the ingest-vs-encode section (CACM or SciFact)")
+    ap.add_argument("--stages-docs", type=int, default=1000,
+                    help="documents of --stages-corpus ingested in that section")
+    ap.add_argument("--stages-runtime", default="torch",
+                    choices=["torch", "onnx", "onnx-int8"],
+                    help="embedding runtime of the ingest-vs-encode section")
     ap.add_argument("--skip", nargs="*", default=[],
                     choices=["chunking", "embedding", "embedding_runtimes", "quality",
-                             "reingest"])
+                             "reingest", "ingest_stages"])
     args = ap.parse_args()
     settings = Settings()
     result: dict[str, Any] = {
@@ -482,7 +561,7 @@ def main() -> None:
     # a section whose input folder is absent is skipped with the reason in the JSON
     needs = {"chunking": [args.corpus, args.scifact], "embedding": [args.scifact],
              "embedding_runtimes": [args.scifact], "quality": [args.scifact],
-             "reingest": [args.corpus]}
+             "reingest": [args.corpus], "ingest_stages": [args.stages_corpus]}
     for section, folders in needs.items():
         missing = [str(f) for f in folders if not f.exists()]
         if missing and section not in args.skip:
@@ -522,6 +601,9 @@ def main() -> None:
         result["verdict"] = verdict(result)
     if "reingest" not in args.skip:
         result["reingest"] = bench_reingest(args.corpus)
+    if "ingest_stages" not in args.skip:
+        result["ingest_stages"] = bench_ingest_stages(args.stages_corpus, args.stages_docs,
+                                                      args.stages_runtime)
     print(json.dumps(result, indent=2))
 
 

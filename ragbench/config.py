@@ -73,10 +73,12 @@ class Settings(BaseModel):
     tokenizer: Literal["cl100k_base"] = "cl100k_base"
     embedding_backend: Literal["sentence-transformers", "openai"] = "sentence-transformers"
     embedding_model: str = Field("all-MiniLM-L6-v2", description="model id for the backend")
-    embedding_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
-        "torch",
+    embedding_runtime: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto",
         description="sentence-transformers backend: run the model in torch, or in ONNX Runtime "
-        "from an export made once on this machine (fp32, or dynamic int8 quantization)",
+        "from an export made once on this machine (fp32, or dynamic int8 quantization); 'auto' "
+        "measures them once per workspace on its first CPU and records the fastest that keeps "
+        "torch's vectors (ragbench.embeddings.runtime)",
     )
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_window_overlap: int = Field(

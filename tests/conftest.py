@@ -28,6 +28,15 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     for name in list(os.environ):
         if name.startswith("RAGBENCH_") or name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
             monkeypatch.delenv(name, raising=False)
+    # `embedding_runtime = "auto"` would measure runtimes on this CPU: tests get torch (the
+    # same vectors on every machine); tests of the choice itself call the real function
+    from ragbench.embeddings import runtime
+
+    def torch_choice(model: str, settings: object) -> runtime.RuntimeChoice:
+        return runtime.RuntimeChoice(runtime="torch", model=model, source="measured",
+                                     reason="tests run on torch")
+
+    monkeypatch.setattr(runtime, "measured_choice", torch_choice)
 
 
 def lens_workbench(root: Path, workspace: Path, docs: dict[str, str], settings=None):

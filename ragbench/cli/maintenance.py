@@ -1,4 +1,6 @@
-"""`ragbench doctor`: catalog, FTS, Chroma, stored files and archive agree, or are repaired."""
+"""`ragbench doctor` (catalog, FTS, Chroma, stored files and archive agree, or are repaired)
+and `ragbench status` (backends and the embedding runtime in use).
+"""
 
 from __future__ import annotations
 
@@ -42,3 +44,24 @@ def doctor(
         return 0 if report["consistent"] or report.get("consistent_after") else 1
 
     return run(ctx, workspace, as_json, handle, repair_on_open=not check_only)
+
+
+@app.command(rich_help_panel=PANEL)
+def status(ctx: typer.Context, workspace: WorkspaceOption = None,
+           as_json: JsonOption = False) -> int:
+    """Embedding and answer backends: model, embedding runtime (what `auto` chose) and health.
+
+    Nothing is loaded; the answer endpoint, if any, is probed with a short timeout.
+    """
+
+    def handle(wb: Workbench, out: Output) -> int:
+        report = wb.maintenance.backend_status()
+        lines = []
+        for item in (report.embedding, report.llm):
+            model = f" {item.model}" if item.model else ""
+            lines.append(f"{item.kind:<9} {item.health:<7} {item.backend}{model}: "
+                         f"{item.message}")
+        out.emit(report.model_dump(), "\n".join(lines))
+        return 0
+
+    return run(ctx, workspace, as_json, handle)

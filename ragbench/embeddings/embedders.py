@@ -270,6 +270,9 @@ def make_embedder(settings: Settings) -> Embedder:
             settings.openai_timeout,
             settings.embedding_batch_size,
         )
+    if settings.embedding_runtime == "auto":
+        raise EmbeddingError("embedding_runtime 'auto' is resolved per workspace (the Workbench "
+                             "does it); make_embedder needs torch, onnx or onnx-int8")
     if settings.embedding_runtime != "torch":
         from ragbench.embeddings.onnx import OnnxEmbedder
 

@@ -137,6 +137,10 @@ class Ingestor:
         self.files_dir = files_dir
         # the workspace write lock around each store step (ragbench.store.lock; set by the facade)
         self.write_lock: Callable[[], AbstractContextManager[object]] = nullcontext
+        # resolves `embedding_runtime = "auto"` before a signature is taken (set by the facade)
+        self.settings_ready: Callable[[], object] = lambda: None
+        # chunk ids whose vectors `stage_vectors` already upserted for the group being stored
+        self._staged: set[str] = set()
 
     # --- decision ----------------------------------------------------------------------------
 
@@ -171,11 +175,13 @@ class Ingestor:
     @property
     def model_id(self) -> str:
         """Id of the embedding model the settings select (without loading it)."""
+        self.settings_ready()
         return versioning.model_id_of(self.settings)
 
     @cached_property
     def signature(self) -> dict[str, Scalar]:
         """The ingest settings signature stored with every document made now."""
+        self.settings_ready()
         return versioning.signature_of(self.settings)
 
     @cached_property
@@ -388,6 +394,33 @@ class Ingestor:
         for plan, size in zip(plans, sizes, strict=True):
             plan.own_seconds += elapsed * size / max(sum(sizes), 1)
 
+    def stage_vectors(self, plans: list[Planned]) -> list[str]:
+        """Upsert the vectors of a whole group of planned files in one Chroma call (the caller
+        holds the write lock until every file of the group is stored); returns the staged ids.
+
+        One upsert per document cost more than embedding short documents (docs/benchmarks.md,
+        "Ingest"). `_store` skips vectors staged here. A file of the group that ends up not
+        stored leaves its staged vectors for `unstage` to remove.
+        """
+        chunks = [(c, u.record.file_name) for p in plans for u in p.units for c in u.chunks]
+        if not chunks:
+            return []
+        vectors = self._embed([c for c, _ in chunks], None)  # from the cache `warm` filled
+        metas = [vector_meta(c.model_dump(), name) for c, name in chunks]
+        ids = [c.chunk_id for c, _ in chunks]
+        self._vectors().upsert(ids, vectors, metas)
+        self._staged = set(ids)
+        return ids
+
+    def unstage(self, ids: list[str]) -> None:
+        """Remove staged vectors that no stored chunk uses (files of the group that failed or
+        were skipped), and forget the staging.
+        """
+        self._staged = set()
+        unused = sorted(set(ids) - set(self.catalog.get_chunks(ids)))
+        if unused:
+            self._vectors().delete(unused)
+
     def _store_failure(
         self, data: bytes, name: str, source_id: str, doc_id: str, decision: Decision, error: str,
         metadata: Mapping[str, Scalar] | None = None,
@@ -432,10 +465,11 @@ class Ingestor:
                 ) from e
         store = self._vectors()
         _pause_point("before_vectors")
-        if chunks:
+        todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
+        if todo:
             names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
-            metas = [vector_meta(c.model_dump(), names[c.doc_id]) for c in chunks]
-            store.upsert([c.chunk_id for c in chunks], vectors, metas)
+            metas = [vector_meta(chunks[i].model_dump(), names[chunks[i].doc_id]) for i in todo]
+            store.upsert([chunks[i].chunk_id for i in todo], vectors[todo], metas)
         _pause_point("after_vectors")
         # the archive entry is swapped in before the commit and removed again if it fails
         kept_ids = {u.record.doc_id for u in units}

@@ -52,6 +52,11 @@ Item = FileItem | FileResult
 
 logger = logging.getLogger(__name__)
 
+GROUP_FILES = 256
+"""Files planned, embedded and stored together (see `Library.ingest_items`)."""
+GROUP_CHUNKS = 2048
+"""A group also ends when its files hold this many chunks (bounds memory for long files)."""
+
 
 def collect_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[FileResult]]:
     """Expand files and directories (recursively, sorted, hidden entries skipped)."""
@@ -278,15 +283,21 @@ class Library:
         lens: str | None,
         progress: Progress | None,
         file_progress: FileProgress | None,
-        group: int = 32,
+        group: int | None = None,
         total: int | None = None,
+        group_chunks: int | None = None,
     ) -> list[FileResult]:
         """Plan files in groups, embed each group's chunks in one batch, then store each file.
 
         `items` is iterated once, in order: a generator that reads each file when asked keeps
-        at most one group of files in memory. `total` (for progress) is `len(items)` when
-        not given.
+        at most one group of files (`group` files or `group_chunks` chunks, by default
+        `GROUP_FILES` and `GROUP_CHUNKS`) in memory. Large
+        groups matter for short documents: the model pads each batch to its longest text, and
+        only a large batch lets it sort texts by length first (docs/benchmarks.md, "Ingest").
+        `total` (for progress) is `len(items)` when not given.
         """
+        group = group or GROUP_FILES
+        group_chunks = group_chunks or GROUP_CHUNKS
         results: list[FileResult] = []
         seen: set[tuple[str, str]] = set()
         plans: list[Planned | list[FileResult]] = []
@@ -296,15 +307,27 @@ class Library:
             total = len(items) if isinstance(items, Sized) else 0
 
         def flush() -> None:
-            self.ingestor.warm([p for p in plans if isinstance(p, Planned)], progress)
-            for plan in plans:
-                out = plan if isinstance(plan, list) else self.ingestor.finish(plan, progress)
-                results.extend(out)
-                done.append(out[0].path)
-                if progress:
-                    progress("index", len(done), total)
-                if file_progress:
-                    file_progress(out[0].path, len(done), total)
+            planned = [p for p in plans if isinstance(p, Planned)]
+            self.ingestor.warm(planned, progress)
+            # one vector upsert for the group, under the write lock until all are stored
+            with self.ingestor.write_lock():
+                try:
+                    staged = self.ingestor.stage_vectors(planned) if len(planned) > 1 else []
+                except Exception:  # e.g. embedding failed: each file stores its own vectors
+                    logger.exception("group vector upsert failed; files store one by one")
+                    staged = []
+                try:
+                    for plan in plans:
+                        out = (plan if isinstance(plan, list)
+                               else self.ingestor.finish(plan, progress))
+                        results.extend(out)
+                        done.append(out[0].path)
+                        if progress:
+                            progress("index", len(done), total)
+                        if file_progress:
+                            file_progress(out[0].path, len(done), total)
+                finally:
+                    self.ingestor.unstage(staged)
             plans.clear()
             sources.clear()
 
@@ -326,7 +349,8 @@ class Library:
                                          doc_id=compute_doc_id(*key),
                                          reason="duplicate in this batch")])
                 continue
-            if source_id in sources or len(plans) >= group:
+            chunks = sum(len(u.chunks) for p in plans if isinstance(p, Planned) for u in p.units)
+            if source_id in sources or len(plans) >= group or chunks >= group_chunks:
                 flush()  # a new version of a source planned in this group: store that first
             seen.add(key)
             sources.add(source_id)

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ragbench.config import Settings, redact_url
+from ragbench.embeddings.runtime import RuntimeChoice, effective_settings
 from ragbench.ingest.versioning import (
     ReprocessReport,
     model_id_of,
@@ -44,6 +45,8 @@ class BackendStatus(BaseModel):
     model: str = ""
     health: Health
     message: str
+    runtime: str = Field("", description="local embeddings: the runtime vectors are made with")
+    runtime_note: str = Field("", description="how the runtime was chosen ('auto': the record)")
 
 
 class ConnectionCheck(BaseModel):
@@ -89,6 +92,7 @@ def stale_report(catalog: Catalog, settings: Settings) -> StaleReport:
     """Stored documents that `settings` would re-process (older ingest version, other chunking,
     embedding model or contextual embeddings), grouped by what they were made with.
     """
+    settings = effective_settings(settings, catalog)  # "auto": the workspace's runtime
     model = model_id_of(settings)
     signature = signature_of(settings)
     groups: list[StaleGroup] = []
@@ -198,8 +202,30 @@ def check_endpoint(base_url: str, api_key: str = "", timeout: float = 3.0) -> Co
                                    f"{listed or 'none listed'}")
 
 
-def embedding_status(settings: Settings, loaded: bool) -> BackendStatus:
+def runtime_note(settings: Settings, auto: bool, choice: RuntimeChoice | None) -> str:
+    """One line on the embedding runtime: set explicitly, or what `auto` chose and why."""
+    if not auto:
+        return f"{settings.embedding_runtime} (set explicitly)"
+    if choice is None:
+        return "auto: not decided yet (measured on this CPU at the first ingest)"
+    cpu = choice.cpu.get("model", "?")
+    flags = ",".join(str(f) for f in choice.cpu.get("flags", []) or []) or "none"  # type: ignore[attr-defined]
+    return (f"auto -> {choice.runtime} ({choice.source}, recorded {choice.decided_at} on {cpu}, "
+            f"flags {flags}: {choice.reason})")
+
+
+def embedding_status(settings: Settings, loaded: bool, auto: bool = False,
+                     choice: RuntimeChoice | None = None) -> BackendStatus:
     """Is the configured embedding model available, and is it loaded yet? (no loading here)"""
+    status = _embedding_status(settings, loaded)
+    if settings.embedding_backend == "sentence-transformers":
+        status.runtime = settings.embedding_runtime
+        status.runtime_note = runtime_note(settings, auto, choice)
+        status.message += f"; runtime {status.runtime_note}"
+    return status
+
+
+def _embedding_status(settings: Settings, loaded: bool) -> BackendStatus:
     backend, model = settings.embedding_backend, settings.embedding_model
     if backend == "openai":
         if not settings.openai_base_url:

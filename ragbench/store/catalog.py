@@ -221,6 +221,26 @@ class Catalog:
         sql += " ORDER BY updated_at DESC, source_id"
         return [self._doc(r) for r in self.conn.execute(sql, params).fetchall()]
 
+    def get_meta(self, key: str) -> str | None:
+        """A workspace-level value from the `meta` table (None when unset)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def put_meta_once(self, key: str, value: str) -> str:
+        """Store `value` under `key` unless a value is there already; return the stored value
+        (the first writer wins when processes race).
+        """
+        with self.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        return self.get_meta(key) or value
+
+    def runtimes_in_use(self) -> dict[str, int]:
+        """Indexed documents per `embedding_runtime` of their recorded signature."""
+        rows = self.conn.execute(
+            "SELECT coalesce(json_extract(ingest_settings, '$.embedding_runtime'), 'torch'), "
+            "count(*) FROM documents WHERE status = 'indexed' GROUP BY 1").fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
     def all_doc_ids(self) -> set[str]:
         """Ids of every document row, indexed or failed."""
         return {r[0] for r in self.conn.execute("SELECT doc_id FROM documents").fetchall()}

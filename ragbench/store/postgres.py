@@ -97,6 +97,10 @@ answers = sa.Table(
     *(sa.Column(n, sa.Text) for n in ("question", "response", "settings", "created_at",
                                        "updated_at")),
 )
+meta = sa.Table(
+    "meta", metadata, sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
 context_cache = sa.Table(
     "context_cache", metadata, sa.Column("key", sa.Text, primary_key=True),
     sa.Column("summary", sa.Text),
@@ -701,6 +705,29 @@ class PgCatalog(Catalog):
         return (rows[0]["answer_id"], rows[0]["src"]) if rows else None
 
     # --- context summaries and the embedding cache ------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A workspace-level value from the `meta` table (None when unset)."""
+        rows = self._read(sa.select(meta.c.value).where(meta.c.key == key))
+        return str(rows[0]["value"]) if rows else None
+
+    def put_meta_once(self, key: str, value: str) -> str:
+        """Store `value` under `key` unless a value is there already; return the stored value
+        (the first writer wins when processes, on any host, race).
+        """
+        with self.engine.begin() as conn:
+            conn.execute(pg_insert(meta).values(key=key, value=value)
+                         .on_conflict_do_nothing(index_elements=[meta.c.key]))
+        return self.get_meta(key) or value
+
+    def runtimes_in_use(self) -> dict[str, int]:
+        """Indexed documents per `embedding_runtime` of their recorded signature."""
+        runtime = sa.func.coalesce(
+            sa.cast(sa.func.nullif(documents.c.ingest_settings, ""), JSONB)
+            ["embedding_runtime"].astext, "torch")
+        statement = (sa.select(runtime.label("runtime"), sa.func.count().label("n"))
+                     .where(documents.c.status == "indexed").group_by(runtime))
+        return {str(r["runtime"]): int(r["n"]) for r in self._read(statement)}
 
     def get_summary(self, key: str) -> str | None:
         """A cached document summary (contextual chunking with a model)."""

@@ -447,7 +447,10 @@ class MaintenanceArea(_Area):
         return self._wb.library_service.stale(target_version, check_originals)
 
     def stale_report(self, settings: Settings | None = None) -> StaleReport:
-        """What the current (or the given, unsaved) settings would re-process, grouped."""
+        """What the current (or the given, unsaved) settings would re-process, grouped.
+
+        Given settings with `embedding_runtime = "auto"` mean the workspace's recorded runtime.
+        """
         return stale_report(self._wb.catalog, settings or self._wb.settings)
 
     def versions(self) -> list[IngestVersion]:
@@ -480,7 +483,8 @@ class MaintenanceArea(_Area):
     def backend_status(self, llm_timeout: float = 1.5) -> BackendReport:
         """Embedding and answer backend status without loading the model."""
         wb = self._wb
-        return BackendReport(embedding=embedding_status(wb.settings, wb.embedder_loaded),
+        return BackendReport(embedding=embedding_status(wb.settings, wb.embedder_loaded,
+                                                        wb.runtime_auto, wb.runtime_choice),
                              llm=llm_status(wb.settings, llm_timeout))
 
     def test_connection(

@@ -44,6 +44,8 @@ from ragbench.config import DEFAULT_WORKSPACE, Settings, load_settings
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
 from ragbench.embeddings import CachedEmbedder, make_embedder
+from ragbench.embeddings import runtime as embedding_runtime
+from ragbench.embeddings.runtime import RuntimeChoice
 from ragbench.errors import StoreError
 from ragbench.graph import ContextGraph, GraphService
 from ragbench.ingest import Ingestor, Progress
@@ -89,11 +91,16 @@ class Workbench:
     ) -> None:
         self.workspace = Path(workspace)
         self.workspace.mkdir(parents=True, exist_ok=True)
-        self.settings = settings or load_settings(self.workspace)
+        # a copy: `auto` resolves in place below, for every stage holding these settings
+        self.settings = (settings or load_settings(self.workspace)).model_copy()
         self.repair_on_open = repair_on_open
         self.write_lock = WorkspaceLock(self.workspace)
         self.stores = open_stores(self.workspace, self.settings)
         self.catalog = self.stores.catalog
+        self.runtime_auto = (self.settings.embedding_backend == "sentence-transformers"
+                             and self.settings.embedding_runtime == "auto")
+        self.runtime_choice: RuntimeChoice | None = None
+        self.resolve_runtime(measure=False)
         make_workspace_private(self.workspace)  # document text, originals, keys: owner only
         self.files_dir = self.workspace / "files"
         self.archive_folder = Archive(self.workspace / ARCHIVE_DIR)
@@ -102,6 +109,7 @@ class Workbench:
             self.files_dir, archive=self.archive_folder,
         )
         self.ingestor.write_lock = lambda: self.write_lock.held("storing a document")
+        self.ingestor.settings_ready = lambda: self.resolve_runtime(measure=True)
         self.doctor_service = Doctor(self.catalog, self.archive_folder, self.files_dir,
                                      lambda: self.embedder, self.write_lock,
                                      self.workspace / "graph")
@@ -179,6 +187,28 @@ class Workbench:
                                 "writes; not repaired on open (run `ragbench doctor`)")
         return store
 
+    def resolve_runtime(self, measure: bool) -> RuntimeChoice | None:
+        """Turn `embedding_runtime = "auto"` into the workspace's recorded runtime.
+
+        The record in the catalog wins; a workspace with documents but no record records the
+        runtime its vectors were made with; an empty one is measured on this CPU when `measure`
+        (first embedding), else stays undecided. The first process to record wins a race.
+        """
+        if not self.runtime_auto or self.runtime_choice is not None:
+            return self.runtime_choice
+        model = self.settings.embedding_model
+        key = embedding_runtime.record_key(model)
+        choice = embedding_runtime.known_choice(self.catalog, model)
+        if choice is None and measure:
+            choice = embedding_runtime.measured_choice(model, self.settings)
+        if choice is not None and self.repair_on_open and self.catalog.get_meta(key) is None:
+            choice = RuntimeChoice.model_validate_json(
+                self.catalog.put_meta_once(key, choice.model_dump_json()))
+        if choice is not None:
+            self.runtime_choice = choice
+            self.settings.embedding_runtime = choice.runtime
+        return choice
+
     @cached_property
     def job_queue(self) -> JobQueue:
         """Where uploads go: procrastinate in the workspace's PostgreSQL schema (workers run
@@ -198,6 +228,7 @@ class Workbench:
     @cached_property
     def embedder(self) -> CachedEmbedder:
         """The configured embedding backend behind the catalog's cache."""
+        self.resolve_runtime(measure=True)
         return CachedEmbedder(make_embedder(self.settings), self.catalog)
 
     @property

@@ -190,7 +190,7 @@ def record(signature):
 
 @pytest.mark.unit
 def test_changing_the_runtime_makes_documents_stale():
-    torch_settings, onnx_settings = Settings(), Settings(embedding_runtime="onnx")
+    torch_settings, onnx_settings = Settings(embedding_runtime="torch"), Settings(embedding_runtime="onnx")
     assert model_id_of(torch_settings) == "st:all-MiniLM-L6-v2"  # unchanged for torch
     assert model_id_of(onnx_settings) == "st:all-MiniLM-L6-v2@onnx"
     made_with_torch = record(signature_of(torch_settings))
@@ -214,7 +214,7 @@ def test_every_runtime_change_makes_documents_stale(before, after):
 
 @pytest.mark.unit
 def test_signatures_from_before_the_runtime_setting_count_as_torch():
-    old = {k: v for k, v in signature_of(Settings()).items() if k != "embedding_runtime"}
-    assert decide(record(old), [], signature_of(Settings())).action == "skipped"
+    old = {k: v for k, v in signature_of(Settings(embedding_runtime="torch")).items() if k != "embedding_runtime"}
+    assert decide(record(old), [], signature_of(Settings(embedding_runtime="torch"))).action == "skipped"
     assert decide(record(old), [], signature_of(Settings(embedding_runtime="onnx-int8"))
                   ).action == "reprocessed"

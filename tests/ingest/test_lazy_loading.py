@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from ragbench.config import Settings
+from ragbench.ingest import library
 from ragbench.workbench import Workbench
 
-FILES = 40  # more than one planning group (32)
+FILES = 40  # more than one planning group (32 here)
 
 
 @pytest.mark.integration
@@ -19,6 +20,7 @@ def test_a_folder_is_read_group_by_group(tmp_path, monkeypatch):
     root.mkdir()
     for i in range(FILES):
         (root / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nPump {i} was serviced in week {i}.")
+    monkeypatch.setattr(library, "GROUP_FILES", 32)
     wb = Workbench(tmp_path / "ws", Settings())
     reads: list[str] = []
     read_bytes = Path.read_bytes

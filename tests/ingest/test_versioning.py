@@ -13,7 +13,8 @@ from ragbench.models import DocumentRecord
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench import Workbench
 
-SMALL = Settings(chunk_size=64, chunk_overlap=8)
+# torch: rows from before signatures were stored were made with it
+SMALL = Settings(chunk_size=64, chunk_overlap=8, embedding_runtime="torch")
 PARA = (
     "The {w} subsystem stores quarterly revenue figures. Analysts review {w} numbers weekly. "
     "Each review of {w} ends with a written summary for the board.\n\n"

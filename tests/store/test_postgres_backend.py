@@ -381,3 +381,17 @@ def test_an_evaluation_gets_its_own_schema_not_the_workspace(tmp_path, postgres_
     assert Workbench(tmp_path / "ws", settings).library.stats().documents == 0
     again = run_beir(tmp_path / "ws", tmp_path / "tiny", ["fts"], 10, settings=settings)
     assert again["ingest"].get("skipped") == 3 and again["workspace"]["reused"]
+
+
+def test_workspace_values_and_runtimes_in_use(postgres_url, tmp_path):
+    """The `meta` values (the recorded embedding runtime) are written once, first writer wins,
+    and the runtimes of indexed documents are counted as on SQLite."""
+    from ragbench.store.backends import open_stores
+    from tests.conftest import postgres_settings
+
+    catalog = open_stores(tmp_path, postgres_settings(postgres_url)).catalog
+    assert catalog.get_meta("embedding_runtime") is None
+    assert catalog.put_meta_once("embedding_runtime", "onnx-int8") == "onnx-int8"
+    assert catalog.put_meta_once("embedding_runtime", "torch") == "onnx-int8"
+    assert catalog.get_meta("embedding_runtime") == "onnx-int8"
+    assert catalog.runtimes_in_use() == {}

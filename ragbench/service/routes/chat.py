@@ -198,12 +198,17 @@ async def _while_connected(work: Callable[[Callable[[], bool]], T], http: Reques
             await anyio.sleep(POLL_SECONDS)
         gone.set()
 
+    failure: Exception | None = None
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(watch)
         try:
             result = await anyio.to_thread.run_sync(work, gone.is_set)
+        except Exception as e:  # raised below, not inside the task group (an ExceptionGroup
+            failure = e  # there would hide a 404 behind a 500)
         finally:
             tasks.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     return result
 
 
