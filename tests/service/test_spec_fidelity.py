@@ -176,3 +176,29 @@ def test_http_and_mcp_search_filter_on_chunk_type(wb, http):
     assert mcp_call(wb, "search", {"query": query["query"], "chunk_types": ["table"]}) == []
     with pytest.raises(Exception, match=r"unknown chunk type\(s\) \['slide'\]"):
         mcp_call(wb, "search", {"query": "x", "chunk_types": ["slide"]})
+
+
+# --- specs/004: validation check 2, the archive files of the cited chunks ------------------
+
+def test_answers_verify_the_archive_files_of_their_cited_chunks(wb, http):
+    answer = wb.answers.ask(QUESTION)
+    cited = [s for s in answer.sources if s.number is not None]
+    assert cited and answer.archive_verified and answer.missing_archives == []
+    assert all(s.archive_verified for s in cited)
+    assert all(s.archive_verified is None for s in answer.sources if s.number is None)
+    view = wb.archive_folder.path_of(cited[0].archiveBrowseUri)
+    kept = view.read_bytes()
+    view.unlink()
+    try:
+        answer = wb.answers.ask(QUESTION)
+        assert not answer.archive_verified and answer.missing_archives == [cited[0].id]
+        assert next(s for s in answer.sources if s.id == cited[0].id).archive_verified is False
+        reply = http.post("/v1/chat", json={"message": QUESTION}).json()
+        assert reply["archive_verified"] is False and reply["missing_archives"] == [cited[0].id]
+        asked = mcp_call(wb, "ask", {"question": QUESTION})
+        assert asked["archive_verified"] is False
+        assert asked["missing_archives"] == [cited[0].id]
+    finally:
+        view.write_bytes(kept)
+    reply = http.post("/v1/chat", json={"message": QUESTION}).json()
+    assert reply["archive_verified"] is True and reply["missing_archives"] == []
