@@ -546,7 +546,7 @@ class Answerer:
     def _messages(self, question: str, results: Sequence[RetrievalResult],
                   findings: Sequence[Finding]) -> list[dict[str, str]]:
         """System rules and the user turn: passages (best first), disagreements, question."""
-        context = build_context(results)
+        context = build_context(results, style=self.settings.citation_header)
         rules = CITATION_RULES
         ids = {r.chunk_id for r in results}
         kept = [f for f in findings  # only disagreements between passages still in the prompt
