@@ -114,6 +114,9 @@ class Settings(BaseModel):
         "ragbench",
         description="the header of each passage in an LLM prompt: ragbench (whole source path "
         "and document id, the title) or spec (specs/004: ids cut to 8 characters, no title)")
+    archive_base_url: str = Field(
+        "", description="base URL of the archive links in Sources lines (specs/004's "
+        "ARCHIVE_BASE_URL); empty = links relative to the workspace (archive/<doc_id>/...)")
     answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
     answer_words: int = Field(
         200, ge=50, le=1000,

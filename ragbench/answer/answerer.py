@@ -62,6 +62,7 @@ from ragbench.answer.generation import (
 )
 from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
+from ragbench.answer.sources import sources_block
 from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
@@ -174,6 +175,9 @@ class ChatResponse(BaseModel):
                           "exists (true when nothing is cited)")
     missing_archives: list[str] = Field(
         default_factory=list, description="cited chunk ids whose archive file is missing")
+    sources_text: str = Field(
+        "", description="specs/004's Sources lines: '**Sources:**' then '[n] Title | p.N | "
+                        "[View](..) | [Download](..)' per cited source ('' when none)")
     retries: int = 0
     llm: str = "extractive"
     fallback_reason: str | None = None
@@ -437,6 +441,7 @@ class Answerer:
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
         attach_passages(cited, response.answer_with_ids, response.extracts)
         self._verify_archives(cited, response)
+        response.sources_text = sources_block(cited, self.settings.archive_base_url)
         others = [source_of(r, None) for r in offered  # findings resolve
                   if r.chunk_id not in check.cited]
         found = check.text not in ("", NOT_FOUND)
