@@ -109,3 +109,20 @@ def test_spec_header_form_and_setting():
     from ragbench.reports.context import format_context
 
     assert header(long, "spec") in format_context([long], style="spec")[0]
+
+
+def test_sources_block_in_the_spec_format_with_the_archive_base_url():
+    from ragbench.answer.answerer import Source
+    from ragbench.answer.sources import sources_block
+
+    cited = Source(number=1, id="abcdef012345", title="Safety | Manual", page=12,
+                   archiveBrowseUri="archive/a3f2b1c8/attachments/manual.pdf.md",
+                   archiveDownloadUri="archive/a3f2b1c8/attachments/manual.pdf")
+    other = Source(number=None, id="0123456789ab", title="Not cited")
+    assert sources_block([other, cited]) == (
+        "**Sources:**\n[1] Safety / Manual | p.12 | "
+        "[View](archive/a3f2b1c8/attachments/manual.pdf.md) | "
+        "[Download](archive/a3f2b1c8/attachments/manual.pdf)")
+    assert "[View](https://kb.example/ws/archive/a3f2b1c8/" in sources_block(
+        [cited], "https://kb.example/ws/")
+    assert sources_block([other]) == ""
