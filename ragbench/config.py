@@ -114,6 +114,13 @@ class Settings(BaseModel):
         0, ge=0, le=10_000_000,
         description="the chat model's context window in tokens when the server does not say "
         "(0 = unknown); prompts are fitted to it by leaving out the lowest-ranked passages")
+    citation_header: Literal["ragbench", "spec"] = Field(
+        "ragbench",
+        description="the header of each passage in an LLM prompt: ragbench (whole source path "
+        "and document id, the title) or spec (specs/004: ids cut to 8 characters, no title)")
+    archive_base_url: str = Field(
+        "", description="base URL of the archive links in Sources lines (specs/004's "
+        "ARCHIVE_BASE_URL); empty = links relative to the workspace (archive/<doc_id>/...)")
     answer_sentences: int = Field(3, ge=1, le=10, description="extractive: sentences per answer")
     answer_words: int = Field(
         200, ge=50, le=1000,

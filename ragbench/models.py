@@ -214,6 +214,10 @@ class RetrievalResult(BaseModel):
     table_header: str | None = Field(
         None, description="header row of the table the chunk starts inside (Chunk.table_header)"
     )
+    slide_number: int | None = Field(None, description="slide of a presentation (specs/003)")
+    sheet_name: str | None = Field(None, description="sheet of a spreadsheet (specs/003)")
+    row_number: int | None = Field(None, description="first row of a sheet chunk (specs/003)")
+    column_number: int | None = Field(None, description="column, when a chunk has one")
 
 
 

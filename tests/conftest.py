@@ -20,6 +20,15 @@ def need(path: Path) -> Path:
     return path
 
 
+def spec_text(number: str) -> str:
+    """The text of `../shared/specs/<number>_*.txt`, for the conformance tests that read the
+    spec's names and formats from the spec itself (skips when ../shared is absent)."""
+    found = sorted(need(SHARED / "specs").glob(f"{number}_*.txt"))
+    if not found:
+        pytest.skip(f"no specs/{number}_*.txt in {SHARED / 'specs'}")
+    return found[0].read_text(encoding="utf-8", errors="replace")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
     """No user settings leak into tests."""

@@ -62,6 +62,7 @@ from ragbench.answer.generation import (
 )
 from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
+from ragbench.answer.sources import sources_block
 from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
@@ -136,6 +137,9 @@ class Source(BaseModel):
     downloadUrl: str | None = None  # noqa: N815
     archiveBrowseUri: str | None = None  # noqa: N815 - archive Markdown view (specs/004)
     archiveDownloadUri: str | None = None  # noqa: N815 - archived original
+    archive_verified: bool | None = Field(
+        None, description="specs/004 validation check 2 (cited sources): its archive files "
+                          "(Markdown view, and the original when kept) exist on disk")
     label: str = "document"
     cited: bool = False
     passages: list[CitedPassage] = Field(
@@ -166,6 +170,14 @@ class ChatResponse(BaseModel):
     references_method: str = ""
     invalid_citations: list[str] = Field(default_factory=list)
     had_invalid_citations: bool = False
+    archive_verified: bool = Field(
+        True, description="specs/004 validation check 2: every cited chunk's archive file "
+                          "exists (true when nothing is cited)")
+    missing_archives: list[str] = Field(
+        default_factory=list, description="cited chunk ids whose archive file is missing")
+    sources_text: str = Field(
+        "", description="specs/004's Sources lines: '**Sources:**' then '[n] Title | p.N | "
+                        "[View](..) | [Download](..)' per cited source ('' when none)")
     retries: int = 0
     llm: str = "extractive"
     fallback_reason: str | None = None
@@ -217,9 +229,13 @@ class Answerer:
     def __init__(
         self, retriever: Retriever, settings: Settings,
         embedder: Callable[[], SentenceEmbedder] | None = None,
+        archive_exists: Callable[[str | None], bool] | None = None,
     ) -> None:
         self.retriever = retriever
         self.settings = settings
+        self.archive_exists = archive_exists
+        """Whether an archive URI names a file (`Archive.exists`): specs/004's check 2 on
+        cited chunks. None (an answerer without an archive) skips the check."""
         self._embedder = embedder or getattr(retriever, "_embedder", None)
         """Provider of the embedding model that scores passages by meaning (the retriever's)."""
         self._windows: dict[tuple[str, str], int] = {}
@@ -424,11 +440,32 @@ class Answerer:
         by_id = {r.chunk_id: r for r in offered}
         cited = [source_of(by_id[cid], n) for n, cid in enumerate(check.cited, 1)]
         attach_passages(cited, response.answer_with_ids, response.extracts)
+        self._verify_archives(cited, response)
+        response.sources_text = sources_block(cited, self.settings.archive_base_url)
         others = [source_of(r, None) for r in offered  # findings resolve
                   if r.chunk_id not in check.cited]
         found = check.text not in ("", NOT_FOUND)
         response.sources = cited + others if check.cited or found else []
         return found
+
+    def _verify_archives(self, cited: Sequence[Source], response: ChatResponse) -> None:
+        """specs/004 validation check 2: does every cited chunk's archive file exist? Each
+        cited source's Markdown view (and its original, when one was kept) is looked up; the
+        chunk ids whose files are missing go to `missing_archives`. A missing file does not
+        remove the citation (the chunk was retrieved, its text is in the catalog): it tells
+        the client that its View / Download links would fail.
+        """
+        if self.archive_exists is None:
+            return
+        missing = []
+        for source in cited:
+            uris = [source.archiveBrowseUri, *([source.archiveDownloadUri]
+                                               if source.archiveDownloadUri else [])]
+            source.archive_verified = all(self.archive_exists(u) for u in uris)
+            if not source.archive_verified and source.id:
+                missing.append(source.id)
+        response.missing_archives = missing
+        response.archive_verified = not missing
 
     def _wider(self, question: str, filters: SearchFilters | None,
                have: Sequence[str]) -> list[str]:
@@ -514,7 +551,7 @@ class Answerer:
     def _messages(self, question: str, results: Sequence[RetrievalResult],
                   findings: Sequence[Finding]) -> list[dict[str, str]]:
         """System rules and the user turn: passages (best first), disagreements, question."""
-        context = build_context(results)
+        context = build_context(results, style=self.settings.citation_header)
         rules = CITATION_RULES
         ids = {r.chunk_id for r in results}
         kept = [f for f in findings  # only disagreements between passages still in the prompt

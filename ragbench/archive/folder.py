@@ -6,7 +6,11 @@ Layout under `<workspace>/archive/` (the *archive root*)::
         email.eml            the original (email.msg for Outlook; a non-email document keeps
                              its own, sanitised name)
         email.eml.md         the Markdown view (`<name>.md` for other documents)
-        metadata.json        ids, titles and the links of the document and its attachments
+        metadata.json        ids, titles and the links of the document and its attachments:
+                             specs/004's keys (doc_id, subject, participants,
+                             email_browse_uri / email_download_uri for an e-mail, the
+                             attachments map: archived name -> entry with its browse_uri
+                             and download_uri) plus ragbench's (source_id, status, ...)
         attachments/
             report.pdf       every attachment (recursively, flattened) ...
             report.pdf.md    ... with its `.md` companion (none when it is Markdown already)
@@ -341,11 +345,18 @@ class Archive:
         out = entry(root)
         out.update({"lens": root.item.record.lens, "generated_at": stamp,
                     "archive_path": root.item.record.archive_path})
-        if root.item.record.format in EMAIL_FORMATS:
-            meta = root.item.record.metadata
+        record = root.item.record
+        meta = record.metadata
+        out["subject"] = _str(meta.get("subject")) or record.title or record.file_name
+        out["participants"] = participants(meta)
+        if record.format in EMAIL_FORMATS:
             out["email"] = {k: meta.get(k) for k in ("subject", "from", "to", "cc", "date",
                                                      "message_id") if meta.get(k)}
-        out["attachments"] = [entry(p) for p in placed[1:]]
+            out["email_browse_uri"] = record.archive_browse_uri
+            out["email_download_uri"] = record.archive_download_uri
+        # specs/004's attachment map: archived file name -> its entry (with its URIs)
+        out["attachments"] = {PurePosixPath(p.original or p.view).name: entry(p)
+                              for p in placed[1:]}
         return out
 
     @contextmanager
@@ -469,6 +480,21 @@ class Archive:
             return self.path_of(uri).is_file()
         except ArchivePathError:
             return False
+
+
+def participants(meta: dict[str, Any]) -> list[str]:
+    """The addresses of an e-mail's From, To and Cc headers, in order, each once (specs/004's
+    `participants`); [] for a document that is no e-mail.
+    """
+    from email.utils import getaddresses
+
+    fields = [_str(meta.get(k)) for k in ("from", "to", "cc") if meta.get(k)]
+    out: list[str] = []
+    for name, address in getaddresses(fields):
+        value = address or name
+        if value and value not in out:
+            out.append(value)
+    return out
 
 
 def _discard(path: Path) -> None:

@@ -170,14 +170,12 @@ def ask(
         if streamed:
             print("\n", file=sys.stderr)
         lines = [response.answer, ""]
-        for s in response.sources:
-            if s.cited:
-                where = f" p.{s.page}" if s.page else ""
-                lines.append(f"[{s.number}] {s.sourceId}{where} #{s.chunkIndex}  (C:{s.id})")
-                if s.archiveBrowseUri:
-                    lines.append(f"    view {s.archiveBrowseUri}"
-                                 + (f"  download {s.archiveDownloadUri}"
-                                    if s.archiveDownloadUri else ""))
+        if response.sources_text:  # specs/004's Sources lines, then the chunk ids they cite
+            lines += [response.sources_text, ""]
+            lines += [f"[{s.number}] {s.sourceId} #{s.chunkIndex}  (C:{s.id})"
+                      for s in response.sources if s.cited]
+        if response.missing_archives:
+            lines.append(f"archive files missing for: {', '.join(response.missing_archives)}")
         if response.invalid_citations:
             lines.append(f"removed invalid citations: {', '.join(response.invalid_citations)}")
         if response.fallback_reason:

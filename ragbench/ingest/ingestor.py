@@ -48,6 +48,7 @@ from ragbench.ingest.context import (
     document_header,
     make_summarizer,
 )
+from ragbench.ingest.language import detect_language
 from ragbench.ingest.originals import clear_pending, mark_leaving, mark_pending
 from ragbench.ingest.uploads import safe_file_name
 from ragbench.models import Block, Chunk, DocumentRecord, FileResult, IngestStatus, Scalar
@@ -468,7 +469,10 @@ class Ingestor:
         todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
         if todo:
             names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
-            metas = [vector_meta(chunks[i].model_dump(), names[chunks[i].doc_id]) for i in todo]
+            summaries = {u.record.doc_id: u.record.context_summary for u in units}
+            metas = [vector_meta({**chunks[i].model_dump(),
+                                  "context_summary": summaries.get(chunks[i].doc_id)},
+                                 names[chunks[i].doc_id]) for i in todo]
             store.upsert([chunks[i].chunk_id for i in todo], vectors[todo], metas)
         _pause_point("after_vectors")
         # the archive entry is swapped in before the commit and removed again if it fails
@@ -533,18 +537,32 @@ def partial_note(metadata: Mapping[str, object]) -> str:
 VECTOR_CITATION_FIELDS = ("page_number", "slide_number", "sheet_name", "row_number",
                           "column_number", "paragraph_number")
 """Location fields stored as `citation.<field>` scalars (specs/003, stage 3)."""
+CONTEXT_HEADER_MAX = 240
+"""Longest `context_header` kept in vector metadata (characters; the catalog has it whole)."""
+
+
+def summary_ref(doc_id: str) -> str:
+    """specs/003's `contextual_summary_ref`: where the document summary a chunk was embedded
+    with is kept (the catalog's `documents.context_summary` of that document).
+    """
+    return f"documents/{doc_id}/context_summary"
 
 
 def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int | float | bool]:
     """Flat Chroma metadata of one chunk (specs/003 "Proposed Metadata", stage 3).
 
     `chunk` is a `Chunk` as a dict or a catalog chunk row (whose less common location fields
-    sit in its `metadata` JSON). Kept compact and flat: lineage (`doc_id`, `lens`,
-    `file_name`), position (`chunk_index`, `total_chunks`, `start_char`, `end_char`,
-    `section_path`), `chunk_type` (filters), `page_number` (filters), `code_language` /
-    `list_style` when set, `citation.*` scalars (page, slide, sheet, row, column, paragraph)
-    and `embedding_hash` (the doctor's check that a vector embeds the text the catalog holds).
-    Text, titles and other long fields stay in SQLite. None values are left out.
+    sit in its `metadata` JSON), with the document's `context_summary` when it has one. Kept
+    compact and flat: lineage (`doc_id`, `lens`, `file_name`), position (`chunk_index`,
+    `total_chunks`, `start_char`, `end_char`, `section_path`), `chunk_type` (filters),
+    `page_number` (filters), `language` (detected from the text, see `ingest.language`),
+    `code_language` / `list_style` when set, `table_row` / `table_col` for a table chunk with
+    a row / column, `context_header` (at most `CONTEXT_HEADER_MAX` characters) and
+    `contextual_summary_ref` (the summary itself stays in SQL), `citation.*` scalars (page,
+    slide, sheet, row, column, paragraph, `line_number` = the chunk's first line) and
+    `embedding_hash` (the doctor's check that a vector embeds the text the catalog holds).
+    Text, titles and other long fields stay in SQLite. None values are left out. No source
+    ragbench reads has time offsets, so `citation.*_timestamp_ms` never appear.
     """
     extra = chunk.get("metadata") or {}
     if isinstance(extra, str):
@@ -554,15 +572,26 @@ def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int
         value = chunk.get(name)
         return extra.get(name) if value is None else value
 
+    table = chunk["chunk_type"] == "table"
+    header = chunk.get("context_header") or None
+    if header and len(header) > CONTEXT_HEADER_MAX:
+        header = header[: CONTEXT_HEADER_MAX - 1] + "…"
     meta: dict[str, Any] = {
         "doc_id": chunk["doc_id"], "lens": chunk["lens"], "file_name": file_name,
         "chunk_index": chunk["chunk_index"], "total_chunks": chunk.get("total_chunks"),
         "start_char": chunk.get("start_char"), "end_char": chunk.get("end_char"),
         "chunk_type": chunk["chunk_type"], "section_path": chunk.get("section_path") or None,
         "page_number": chunk.get("page_number"),
+        "language": detect_language(chunk.get("text") or ""),
         "code_language": field("code_language"), "list_style": field("list_style"),
+        "table_row": field("row_number") if table else None,
+        "table_col": field("column_number") if table else None,
+        "context_header": header,
+        "contextual_summary_ref": (summary_ref(chunk["doc_id"])
+                                   if chunk.get("context_summary") else None),
         "embedding_hash": text_hash(chunk.get("embedding_text") or ""),
     }
     for name in VECTOR_CITATION_FIELDS:
         meta[f"citation.{name}"] = field(name)
+    meta["citation.line_number"] = chunk.get("line_from")
     return flat_metadata(meta)

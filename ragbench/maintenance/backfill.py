@@ -73,7 +73,7 @@ class BackfillReport(BaseModel):
 
 
 META_FIELDS = frozenset({"chunk_type", "page_number", "start_char", "end_char", "total_chunks",
-                         "section_path"})
+                         "section_path", "context_header"})
 """Backfilled fields that are also vector metadata (`ragbench.ingest.ingestor.vector_meta`)."""
 
 
@@ -283,9 +283,11 @@ class Backfiller:
         from ragbench.ingest.ingestor import vector_meta
 
         embed = [u for u in updates if "embedding_text" in u["changed"]]
+        summary = doc_updates.get("context_summary", doc.context_summary)
         if embed:
             vectors = self._embedder().embed([u["row"]["embedding_text"] for u in embed])
-            metas = [vector_meta(u["row"], doc.file_name) for u in embed]
+            metas = [vector_meta({**u["row"], "context_summary": summary}, doc.file_name)
+                     for u in embed]
             self._vectors().upsert([u["chunk_id"] for u in embed], vectors, metas)
         with self.catalog.transaction() as tx:
             for u in updates:
@@ -308,5 +310,6 @@ class Backfiller:
         update = getattr(self._vectors(), "update_metadata", None) if retag else None
         if update is not None:
             update([u["chunk_id"] for u in retag],
-                   [vector_meta(u["row"], doc.file_name) for u in retag])
+                   [vector_meta({**u["row"], "context_summary": summary}, doc.file_name)
+                    for u in retag])
         return len(embed)

@@ -80,7 +80,8 @@ class Doctor:
         want = {
             row["chunk_id"]: vector_meta(row, row["file_name"])
             for row in map(dict, self.catalog.conn.execute(
-                "SELECT c.*, d.file_name FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"))
+                "SELECT c.*, d.file_name, d.context_summary FROM chunks c "
+                "JOIN documents d ON d.doc_id = c.doc_id"))
         }
         have: dict[str, dict[str, Any]] = get(None)
         return {cid: meta for cid, meta in want.items()  # Chroma merges on update: extra
@@ -160,7 +161,10 @@ class Doctor:
             rows = self.catalog.get_chunks(missing)
             ids = [c for c in missing if c in rows]
             vectors = self._embedder().embed([rows[c]["embedding_text"] for c in ids])
-            metas = [vector_meta(rows[c], rows[c]["file_name"]) for c in ids]
+            summaries = dict(self.catalog.conn.execute(
+                "SELECT doc_id, context_summary FROM documents"))
+            metas = [vector_meta({**rows[c], "context_summary": summaries.get(rows[c]["doc_id"])},
+                                 rows[c]["file_name"]) for c in ids]
             store.upsert(ids, vectors, metas)
 
     def run(self, store: VectorStore, repair: bool = True) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel
 
-from ragbench.answer.citations import header
+from ragbench.answer.citations import HeaderStyle, header
 from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.retrieval.retriever import QueryEmbedder
@@ -75,6 +75,8 @@ class GenerationOptions(BaseModel):
     """Open disagreements listed in a section part (a disagreements part lists all)."""
     max_disagreements: int = 16
     """Clusters listed in a disagreements part."""
+    citation_header: HeaderStyle = "ragbench"
+    """The passage headers of the prompt (the `citation_header` setting)."""
 
 
 def gather(search: Search, query: str, lenses: Sequence[str], options: GenerationOptions,
@@ -118,7 +120,8 @@ def warnings(findings: Sequence[Finding], limit: int = 8) -> str:
 
 
 def format_context(results: Sequence[RetrievalResult], findings: Sequence[Finding] = (),
-                   max_chars: int = 24_000) -> tuple[str, list[str]]:
+                   max_chars: int = 24_000,
+                   style: HeaderStyle = "ragbench") -> tuple[str, list[str]]:
     """Passages grouped by lens under citation headers, then contradiction warnings.
 
     Every passage gets an equal share of the budget (at least 400 characters), so the context
@@ -132,7 +135,7 @@ def format_context(results: Sequence[RetrievalResult], findings: Sequence[Findin
     ids: list[str] = []
     used = 0
     for result in results:
-        block = f"{header(result)}\n{_trim(result.text, share)}"
+        block = f"{header(result, style)}\n{_trim(result.text, share)}"
         if ids and used + len(block) > max_chars:
             break
         by_lens.setdefault(result.lens, []).append(block)

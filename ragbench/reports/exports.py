@@ -18,48 +18,19 @@ import io
 import json
 import re
 from typing import Any
-from urllib.parse import quote
 
+from ragbench.answer.sources import label as _label
+from ragbench.answer.sources import source_line as _source_line
+from ragbench.answer.sources import source_links
 from ragbench.errors import InvalidRequestError
 from ragbench.reports.models import Report, ReportPart, Source
 
 FORMATS = ("md", "docx", "json", "essay")
-_SAFE = "/#=:-._~"
-
-
-def _link(uri: str | None, base: str) -> str | None:
-    if not uri:
-        return None
-    if re.match(r"^[a-z]+://", uri):
-        return uri
-    target = uri if uri.startswith(("archive/", "files/")) else f"archive/{uri}"
-    return base.rstrip("/") + "/" + quote(target, safe=_SAFE) if base else quote(target,
-                                                                                 safe=_SAFE)
-
-
-def _label(text: str) -> str:
-    return " ".join(text.replace("|", "/").replace("[", "(").replace("]", ")").split())
-
-
-def source_links(source: Source, base: str = "") -> tuple[str | None, str | None]:
-    """(view, download) links of a cited passage."""
-    return (_link(source.archiveBrowseUri or source.viewUrl, base),
-            _link(source.archiveDownloadUri or source.downloadUrl, base))
 
 
 def source_line(source: Source, base: str = "") -> str:
-    """One specs/004 source line: `[n] Title | p.N | [View](..) | [Download](..)`."""
-    bits = [f"[{source.number}] {_label(source.title or source.sourceName or source.id or '')}"]
-    if source.page:
-        bits.append(f"p.{source.page}")
-    if source.lens:
-        bits.append(source.lens)
-    view, download = source_links(source, base)
-    if view:
-        bits.append(f"[View]({view})")
-    if download:
-        bits.append(f"[Download]({download})")
-    return " | ".join(bits)
+    """One specs/004 source line with the lens: `[n] Title | p.N | lens | [View](..) | ...`."""
+    return _source_line(source, base, lens=True)
 
 
 def _cited(part: ReportPart) -> list[Source]:

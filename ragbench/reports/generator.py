@@ -217,7 +217,8 @@ class PartGenerator:
         if window:
             budget = min(budget, max(1200, (window - self.max_tokens - 700) * 3))
         for _ in range(3):
-            context, ids = format_context(results, findings, budget)
+            context, ids = format_context(results, findings, budget,
+                                          self.options.citation_header)
             try:
                 return self._attempts(model, _messages(task, context), ids, info,
                                       on_token), ids

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -333,6 +333,7 @@ def result_from_row(
     """A `RetrievalResult` from a catalog chunk row (joined with its document)."""
     doc_id = row["doc_id"]
     uri = f"files/{doc_id}/{row['file_name']}"
+    extra = _row_metadata(row.get("metadata"))
     return RetrievalResult(
         chunk_id=row["chunk_id"], doc_id=doc_id, source_id=row["source_id"],
         source_title=row["source_title"], source_uri=uri, file_name=row["file_name"],
@@ -345,19 +346,34 @@ def result_from_row(
         download_url=uri, view_url=f"{uri}#chars={row['start_char']}-{row['end_char']}",
         archive_browse_uri=row.get("archive_browse_uri"),
         archive_download_uri=row.get("archive_download_uri"),
-        table_header=_table_header(row.get("metadata")),
+        table_header=_typed(extra, "table_header", str),
+        slide_number=_typed(extra, "slide_number", int),
+        sheet_name=_typed(extra, "sheet_name", str),
+        row_number=_typed(extra, "row_number", int),
+        column_number=_typed(extra, "column_number", int),
     )
 
 
-def _table_header(metadata: str | None) -> str | None:
-    """`table_header` from a chunk row's metadata JSON (None when absent or unreadable)."""
-    if not metadata or "table_header" not in metadata:
-        return None
+_LOCATION_KEYS = ("table_header", "slide_number", "sheet_name", "row_number", "column_number")
+
+
+def _row_metadata(metadata: str | dict | None) -> dict:
+    """The location fields of a chunk row's metadata JSON ({} when absent or unreadable)."""
+    if isinstance(metadata, dict):
+        return metadata
+    if not metadata or not any(k in metadata for k in _LOCATION_KEYS):
+        return {}  # most chunks: no JSON parsed
     try:
-        value = json.loads(metadata).get("table_header")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+        value = json.loads(metadata)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _typed(extra: dict, key: str, kind: type) -> Any:
+    """`extra[key]` when it is a `kind` (bool is no int), else None."""
+    value = extra.get(key)
+    return value if isinstance(value, kind) and not isinstance(value, bool) else None
 
 
 def _chroma_where(filters: SearchFilters | None) -> dict | None:

@@ -74,6 +74,11 @@ class ChatApiResponse(BaseModel):
     mode: str
     usage: dict[str, int] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict)
+    archive_verified: bool = Field(
+        True, description="specs/004 check 2: every cited chunk's archive file exists")
+    missing_archives: list[str] = Field(
+        default_factory=list, description="cited chunk ids whose archive file is missing")
+    sources_text: str = Field("", description="specs/004's Sources lines of the cited sources")
 
 
 def chat_api_response(conversation_id: str, title: str, turn: int, response: ChatResponse,
@@ -88,7 +93,8 @@ def chat_api_response(conversation_id: str, title: str, turn: int, response: Cha
         references=[r.model_dump() for r in response.references], history=history,
         llm=response.llm, fallbackReason=response.fallback_reason,
         filterNote=response.filter_note, mode=response.mode, usage=response.usage,
-        timings=response.timings)
+        timings=response.timings, archive_verified=response.archive_verified,
+        missing_archives=response.missing_archives, sources_text=response.sources_text)
 
 
 class OpenAIMessage(BaseModel):

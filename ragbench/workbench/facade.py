@@ -122,7 +122,8 @@ class Workbench:
             self.workspace, self.catalog, lambda: self.vectors, self.settings
         )
         self.retriever.graph = self._graph_if_any
-        self.answerer = Answerer(self.retriever, self.settings)
+        self.answerer = Answerer(self.retriever, self.settings,
+                                 archive_exists=self.archive_folder.exists)
         self.library_service = Library(
             self.workspace, self.settings, self.catalog, self.ingestor, self.archive_folder,
             lambda: self.vectors, lambda: self.embedder, self._update_graph,

@@ -53,7 +53,7 @@ class ReportsArea:
 
     def __init__(self, wb: Workbench) -> None:
         self._wb = wb
-        self.options = GenerationOptions()
+        self.options = GenerationOptions(citation_header=wb.settings.citation_header)
         """Retrieval depth and digest sizes used for every part (tests and benchmarks tune)."""
 
     @cached_property

@@ -89,3 +89,40 @@ def test_quoted_reference_numbers_are_removed_but_not_counted():
     check = validate("Trials agree [3] [C:1a2b3c4d5e6f].", ["1a2b3c4d5e6f"], from_model=False)
     assert check.text == "Trials agree [1]."
     assert check.invalid == [] and check.found == 1
+
+
+def test_spec_header_form_and_setting():
+    """specs/004's `to_citation_header`: ids cut to 8, p only when known, no title."""
+    from ragbench.answer.answerer import Answerer
+    from ragbench.answer.citations import CITATION_RULES
+    from ragbench.config import Settings
+
+    long = result("abcdef012345", source_id="roadmap/plan.md", doc_id="0123456789abcdef")
+    assert header(long, "spec") == "[S:roadmap/ | D:01234567 | C:abcdef012345 | p:3]"
+    assert header(result("abcdef012345", page_number=None), "spec") == (
+        "[S:a/b.md | D:dddddddd | C:abcdef012345]")
+    assert "[C:<id1>][C:<id2>]" in CITATION_RULES  # the rule for several ids
+    for style, expected in (("ragbench", header(long)), ("spec", header(long, "spec"))):
+        answerer = Answerer(None, Settings(citation_header=style))  # type: ignore[arg-type]
+        prompt = answerer._messages("When?", [long], [])[1]["content"]
+        assert prompt.startswith(f"CONTEXT:\n{expected}\nhello")
+    from ragbench.reports.context import format_context
+
+    assert header(long, "spec") in format_context([long], style="spec")[0]
+
+
+def test_sources_block_in_the_spec_format_with_the_archive_base_url():
+    from ragbench.answer.answerer import Source
+    from ragbench.answer.sources import sources_block
+
+    cited = Source(number=1, id="abcdef012345", title="Safety | Manual", page=12,
+                   archiveBrowseUri="archive/a3f2b1c8/attachments/manual.pdf.md",
+                   archiveDownloadUri="archive/a3f2b1c8/attachments/manual.pdf")
+    other = Source(number=None, id="0123456789ab", title="Not cited")
+    assert sources_block([other, cited]) == (
+        "**Sources:**\n[1] Safety / Manual | p.12 | "
+        "[View](archive/a3f2b1c8/attachments/manual.pdf.md) | "
+        "[Download](archive/a3f2b1c8/attachments/manual.pdf)")
+    assert "[View](https://kb.example/ws/archive/a3f2b1c8/" in sources_block(
+        [cited], "https://kb.example/ws/")
+    assert sources_block([other]) == ""

@@ -2,6 +2,7 @@
 documents, chunks, search results, answer sources and citations; delete, check and rebuild."""
 
 import json
+import re
 import shutil
 import sqlite3
 import stat
@@ -12,7 +13,7 @@ from ragbench.archive.markdown import md_escape
 from ragbench.cli.main import main as cli_main
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-from tests.conftest import FIXTURES, need
+from tests.conftest import FIXTURES, SHARED, need, spec_text
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +78,19 @@ def test_email_thread_layout_and_markdown(ws, rel):
     assert sender.replace("_", "\\_") in view
     meta = json.loads((entry / "metadata.json").read_text())
     assert meta["doc_id"] == root.doc_id and meta["browse_uri"] == root.archive_browse_uri
-    assert [a["file_name"] for a in meta["attachments"]] == EMAILS[rel]
+    assert [a["file_name"] for a in meta["attachments"].values()] == EMAILS[rel]
+    # specs/004's keys, read from the spec's archive generator when ../shared is there
+    if SHARED.exists():
+        code = spec_text("004").split("metadata = {", 1)[1].split("with open", 1)[0]
+        keys = set(re.findall(r'"(\w+)":', code))
+        assert {"subject", "participants", "attachments"} <= keys and keys <= set(meta)
+    assert meta["subject"] and meta["participants"] and "@" in meta["participants"][0]
+    assert meta["email_browse_uri"] == root.archive_browse_uri
+    assert meta["email_download_uri"] == root.archive_download_uri
+    for name, attachment in meta["attachments"].items():
+        assert attachment["download_uri"] == f"archive/{root.doc_id}/attachments/{name}"
+        assert attachment["browse_uri"] in (attachment["download_uri"],
+                                            attachment["download_uri"] + ".md")
     children = [wb.catalog.get_document(c, include_failed=True)
                 for c in wb.catalog.children(root.doc_id)]
     assert sorted(c.file_name for c in children) == sorted(EMAILS[rel])

@@ -4,12 +4,14 @@ line after an ingest, and the node-link `context_graph.json` export (also `wb.gr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from ragbench.cli.main import main
 from ragbench.workbench import Workbench
+from tests.conftest import spec_text
 
 pytestmark = pytest.mark.integration
 
@@ -73,3 +75,25 @@ def test_graph_export_writes_context_graph_json(tmp_path, capsys, monkeypatch):
     written = wb.graph.export()
     assert written == ws / "context_graph.json"
     assert json.loads(written.read_text())["links"] == data["links"]
+
+
+def test_conforms_to_specs_002_node_and_edge_names(tmp_path):
+    """The node attributes, edge types and edge attributes specs/002 lists, read from the
+    spec, in both exports (the MultiGraph and the spec's `--spec` nx.Graph)."""
+    text = spec_text("002")
+    model = text.split("#### Nodes", 1)[1]
+    node_attrs = set(re.findall(r'^\s*"(\w+)":', model.split("```")[1], re.M))
+    edge_types = set(re.findall(r"^\| `([A-Z_]+)` \|", text, re.M))
+    edge_attrs = set(re.findall(r'"(\w+)":', text.split("Edge attributes:", 1)[1].split(
+        "```")[1]))
+    assert {"id", "source_path", "key_terms"} <= node_attrs
+    assert {"SIMILAR_TO", "SAME_SOURCE", "SEQUENTIAL"} <= edge_types
+    assert edge_attrs == {"type", "weight", "created_at"}
+    wb = Workbench(tmp_path / "ws")
+    wb.library.ingest([_write(tmp_path / "a", DOCS)], lens="roadmap")
+    for spec in (False, True):
+        data = json.loads(wb.graph.export(tmp_path / f"g{spec}.json", spec=spec).read_text())
+        assert data["nodes"] and data["links"]
+        assert all(node_attrs <= set(node) for node in data["nodes"])
+        for link in data["links"]:
+            assert edge_attrs <= set(link) and link["type"] in edge_types

@@ -1,0 +1,69 @@
+"""Sources lines: specs/004's `[1] Safety Manual | p.12 | [View](...) | [Download](...)`.
+
+One line per cited source, as the spec's example answer lists them under `**Sources:**`: the
+title, the page when known, a View link (the archive's Markdown view, else the stored file at
+the passage's character range) and a Download link (the archived original, else the stored
+file). Links are relative to the workspace (`archive/<doc_id>/...`, `files/<doc_id>/...`)
+unless a base is given: the `archive_base_url` setting (the spec's `ARCHIVE_BASE_URL`) or an
+export's `link_base`. Answers (every face), conversation and report exports share this code;
+exports add the lens after the page (`lens=True`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from ragbench.answer.answerer import Source
+
+_SAFE = "/#=:-._~"
+
+
+def link(uri: str | None, base: str) -> str | None:
+    """`uri` quoted for Markdown, under `base` when one is given (URLs pass as they are)."""
+    if not uri:
+        return None
+    if re.match(r"^[a-z]+://", uri):
+        return uri
+    target = uri if uri.startswith(("archive/", "files/")) else f"archive/{uri}"
+    quoted = quote(target, safe=_SAFE)
+    return base.rstrip("/") + "/" + quoted if base else quoted
+
+
+def label(text: str) -> str:
+    """A title safe inside a Sources line (no `|` or brackets, one line)."""
+    return " ".join(text.replace("|", "/").replace("[", "(").replace("]", ")").split())
+
+
+def source_links(source: Source, base: str = "") -> tuple[str | None, str | None]:
+    """(view, download) links of a cited passage."""
+    return (link(source.archiveBrowseUri or source.viewUrl, base),
+            link(source.archiveDownloadUri or source.downloadUrl, base))
+
+
+def source_line(source: Source, base: str = "", lens: bool = False) -> str:
+    """One specs/004 source line: `[n] Title | p.N | [View](..) | [Download](..)` (`lens`:
+    the lens after the page).
+    """
+    bits = [f"[{source.number}] {label(source.title or source.sourceName or source.id or '')}"]
+    if source.page:
+        bits.append(f"p.{source.page}")
+    if lens and source.lens:
+        bits.append(source.lens)
+    view, download = source_links(source, base)
+    if view:
+        bits.append(f"[View]({view})")
+    if download:
+        bits.append(f"[Download]({download})")
+    return " | ".join(bits)
+
+
+def sources_block(sources: Sequence[Source], base: str = "") -> str:
+    """`**Sources:**` and one line per cited source in [n] order ('' when none is cited)."""
+    cited = sorted((s for s in sources if s.number is not None), key=lambda s: s.number or 0)
+    if not cited:
+        return ""
+    return "\n".join(["**Sources:**", *(source_line(s, base) for s in cited)])
