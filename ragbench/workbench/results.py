@@ -112,6 +112,18 @@ class IngestVersion(BaseModel):
     current: bool
 
 
+class MoveReport(BaseModel):
+    """A finished `ragbench migrate`: where the workspace went and what was copied."""
+
+    source: str
+    """The source backend and place (a database URL is shown without its password)."""
+    target: str
+    counts: dict[str, int]
+    """Rows copied per table, and `vectors` (copied as stored, not re-embedded)."""
+    folder_files: str
+    """What happened to the folder-side files (originals, archive, graph, settings)."""
+
+
 class BackendReport(BaseModel):
     """The embedding and the answer backend, each in a line."""
 
