@@ -426,19 +426,17 @@ class MaintenanceArea(_Area):
         `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
         or older catalog) are first ingested again from `files/`.
         """
-        if self._wb.stores.shared:
-            from ragbench.errors import BackendUnsupportedError
-
-            raise BackendUnsupportedError(
-                "doctor is not implemented on the PostgreSQL backend yet (docs/team.md)")
         recovered = None
         if recover:
             unlisted = self._wb.doctor_service.unlisted_originals()
             report = self._wb.library_service.recover_originals(unlisted)
             recovered = sum(1 for f in report.files
                             if f.status in ("inserted", "updated") and f.reason != "attachment")
-        result = DoctorReport(**self._wb.doctor_service.run_at(self._wb.workspace / "chroma",
-                                                               repair))
+        if self._wb.stores.shared:  # pgvector: no folder to rebuild, the database is the store
+            checked = self._wb.doctor_service.run(self._wb.vectors, repair)
+        else:
+            checked = self._wb.doctor_service.run_at(self._wb.workspace / "chroma", repair)
+        result = DoctorReport(**checked)
         result.recovered = recovered
         return result
 

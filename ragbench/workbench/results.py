@@ -151,6 +151,8 @@ class DoctorReport(BaseModel):
     hint: str | None = None
     vector_index_rebuilt: bool | None = None
     """True when the Chroma store could not be read and was rebuilt from the catalog."""
+    not_checked: list[str] | None = None
+    """PostgreSQL backend: the host-local parts not checked (the archive, the graph)."""
 
 
 class GraphDegree(BaseModel):
