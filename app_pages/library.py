@@ -1,5 +1,7 @@
 """Library: drag-and-drop upload into a lens with per-file progress, the documents table with
-filters, one document's chunks (offsets, type, section, tokens) and delete.
+filters, one document's chunks (offsets, type, section, tokens) and delete. On a PostgreSQL
+workspace uploads are queued for `ragbench worker` instead, and a Queue section shows each
+upload's state (docs/team.md#workers).
 """
 
 import time
@@ -101,6 +103,45 @@ def ingest(files: list, lens: str) -> None:
     st.rerun()
 
 
+def enqueue(files: list, lens: str) -> None:
+    """A PostgreSQL workspace: store the uploads and queue them for the workers."""
+    try:
+        queued = wb.jobs.submit_uploads([(f.name, f.getvalue()) for f in files], lens=lens)
+    except RagbenchError as e:
+        st.error(f"The files were not queued: {e}")
+        return
+    st.session_state["last_queued"] = queued.model_dump()
+    st.session_state["lens_after_ingest"] = lens
+    st.session_state["uploader_round"] = st.session_state.get("uploader_round", 0) + 1
+    st.rerun()
+
+
+def queue_section() -> None:
+    """The newest uploads of a PostgreSQL workspace and their state, from the job table."""
+    st.subheader("Queue")
+    last_queued = st.session_state.pop("last_queued", None)
+    if last_queued:
+        settled = last_queued["settled"]
+        st.success(f"Queued {len(last_queued['jobs'])} file(s) for the workers"
+                   + (f"; {len(settled)} answered at once (see below)" if settled else ""))
+        if settled:
+            st.table(report_table({"files": settled}), hide_index=True)
+    jobs = wb.jobs.list(50)
+    if not jobs:
+        st.caption("Nothing queued yet. Uploads here are ingested by `ragbench worker` "
+                   "processes (docs/team.md, Workers).")
+        return
+    counts = {s: sum(j.state == s for j in jobs) for s in ("queued", "running", "done", "failed")}
+    st.caption(" · ".join(f"{n} {s}" for s, n in counts.items()) + " (newest 50 uploads)")
+    st.table(pd.DataFrame([
+        {"id": j.id, "file": md_escape(j.name), "lens": j.lens or "", "state": j.state,
+         "attempts": j.attempts, "chunks": j.result.chunks if j.result else "",
+         "reason": md_escape(j.reason), "updated": j.updated_at[:19].replace("T", " ")}
+        for j in jobs]), hide_index=True)
+    if counts["queued"] or counts["running"]:
+        st.button("Refresh", key="queue_refresh")
+
+
 # --- upload ----------------------------------------------------------------------------------
 with st.container(border=True):
     st.subheader("Add files")
@@ -128,9 +169,13 @@ with st.container(border=True):
                  f"At most {limit} MB per file (setting max_upload_mb).",
         )
     ready = bool(files) and bool(lens)
-    label = f"Ingest {len(files)} file(s)" if files else "Ingest"
+    verb = "Queue" if wb.jobs.deferred else "Ingest"
+    label = f"{verb} {len(files)} file(s)" if files else verb
     if st.button(label, type="primary", disabled=not ready, key="ingest"):
-        ingest(list(files or []), lens)
+        if wb.jobs.deferred:
+            enqueue(list(files or []), lens)
+        else:
+            ingest(list(files or []), lens)
     if files and not lens:
         st.caption("Name the new lens first." if choice == NEW_LENS else "Choose a lens first.")
 
@@ -142,6 +187,8 @@ if last:
     graph_line = graph_update_line(last)  # specs/002: "Context graph updated: N ..."
     banner(f"Last ingest: {ingest_summary(last)}" + (f"  \n{graph_line}" if graph_line else ""))
     st.table(report_table(last), hide_index=True)  # static: its text is in the page
+if wb.jobs.deferred:
+    queue_section()
 
 # --- documents -------------------------------------------------------------------------------
 st.subheader("Documents")

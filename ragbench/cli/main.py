@@ -31,6 +31,7 @@ from ragbench.cli import (
     chats,
     evaluation,
     graph,
+    jobs,
     library,
     maintenance,
     query,
@@ -62,7 +63,7 @@ def options(ctx: typer.Context, workspace: WorkspaceOption = None,
 
 
 for _group in (library, query, chats, report, graph, maintenance, versions, archive,
-               evaluation, service):
+               evaluation, service, jobs):
     app.add_typer(_group.app)
 
 

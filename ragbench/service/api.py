@@ -35,7 +35,15 @@ from starlette.exceptions import HTTPException
 
 from ragbench.service import errors
 from ragbench.service.guards import BodyLimit, CrossSiteGuard, HostGuard, is_loopback
-from ragbench.service.routes import archive, chat, conversations, documents, reports, search
+from ragbench.service.routes import (
+    archive,
+    chat,
+    conversations,
+    documents,
+    jobs,
+    reports,
+    search,
+)
 from ragbench.service.schemas import Health
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import VERSION as __version__
@@ -119,6 +127,7 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
     v1.include_router(documents.routes(wb, writes))
     v1.include_router(archive.routes(wb))
     v1.include_router(reports.routes(wb, writes))
+    v1.include_router(jobs.routes(wb))
     app.include_router(v1)
     return app
 

@@ -14,7 +14,8 @@ The areas:
 - `wb.archive`: the browsable archive;
 - `wb.maintenance`: doctor, versions, re-processing, backfill, backend status;
 - `wb.reports`: synthesized reports whose parts carry their references;
-- `wb.chats`: conversations that last (follow-ups, rename, delete, export).
+- `wb.chats`: conversations that last (follow-ups, rename, delete, export);
+- `wb.jobs`: uploads as queued jobs, their states, the worker loop (docs/team.md#workers).
 
 Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
 every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
@@ -48,7 +49,9 @@ from ragbench.errors import StoreError
 from ragbench.graph import ContextGraph, GraphService
 from ragbench.ingest import Ingestor, Progress
 from ragbench.ingest.library import Library
+from ragbench.jobs import InProcessQueue, JobQueue
 from ragbench.maintenance.doctor import Doctor
+from ragbench.models import IngestReport
 from ragbench.retrieval import Retriever
 from ragbench.store.backends import open_stores
 from ragbench.store.catalog import catalog_error
@@ -64,6 +67,7 @@ from ragbench.workbench.areas import (
     SearchArea,
 )
 from ragbench.workbench.chats import ChatsArea
+from ragbench.workbench.jobs import JobsArea
 from ragbench.workbench.reports import ReportsArea
 
 logger = logging.getLogger(__name__)
@@ -131,6 +135,7 @@ class Workbench:
         self.maintenance = MaintenanceArea(self)
         self.reports = ReportsArea(self)
         self.chats = ChatsArea(self)
+        self.jobs = JobsArea(self)
 
     @contextmanager
     def _store_step_lock(self) -> Iterator[None]:
@@ -188,6 +193,22 @@ class Workbench:
                     logger.info("vector count differs from the catalog while another process "
                                 "writes; not repaired on open (run `ragbench doctor`)")
         return store
+
+    @cached_property
+    def job_queue(self) -> JobQueue:
+        """Where uploads go: procrastinate in the workspace's PostgreSQL schema (workers run
+        them), or in process for the embedded backend (made on first use: procrastinate
+        imports take a moment).
+        """
+        def ingest(items: Sequence[tuple[str, bytes]], lens: str | None) -> IngestReport:
+            return self.library.ingest_uploads(items, lens=lens)
+
+        if self.stores.backend == "postgres":
+            from ragbench.jobs.pgqueue import PgJobQueue
+
+            return PgJobQueue(self.stores.engine, self.settings.database_schema, self.catalog,
+                              ingest, self.settings.max_upload_mb)
+        return InProcessQueue(ingest)
 
     @cached_property
     def embedder(self) -> CachedEmbedder:

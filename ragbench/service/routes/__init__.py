@@ -3,5 +3,5 @@
 Each module's `routes(wb, ...)` returns a router whose handlers call the facade `wb`;
 `ragbench.service.api.create_app` includes them, in this order, under `/v1` behind the token:
 `chat` (chat and OpenAI-compatible completions), `search`, `conversations`, `documents`,
-`archive`, `reports`.
+`archive`, `reports`, `jobs`.
 """

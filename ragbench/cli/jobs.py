@@ -1,0 +1,86 @@
+"""`ragbench worker | jobs`: the ingest queue of a PostgreSQL workspace (docs/team.md#workers)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.workbench import Workbench
+from ragbench.workbench.jobs import JobState
+
+app = typer.Typer()
+PANEL = "Queue"
+"""Where these commands are listed in `ragbench --help`."""
+
+
+def _job_line(job: JobState) -> str:
+    chunks = f"{job.result.chunks:>4} chunks" if job.result else " " * 11
+    detail = job.reason or (job.result.status if job.result else "")
+    return (f"{job.id:>6}  {job.state:<8} {chunks}  {job.source_id}  {detail}").rstrip()
+
+
+@app.command(rich_help_panel=PANEL)
+def worker(
+    ctx: typer.Context,
+    once: Annotated[bool, typer.Option(
+        "--once", metavar="",
+        help="Stop when the queue is empty (default: wait for jobs until SIGINT/SIGTERM).")
+    ] = False,
+    concurrency: Annotated[int, typer.Option(
+        metavar="N", help="Jobs run at once in this process (one is best on a small host: "
+        "ingest is CPU-bound; run more worker processes or hosts instead).")] = 1,
+    name: Annotated[str | None, typer.Option(
+        metavar="NAME", show_default=False, help="Name in logs (default: worker-<thread id>).")
+    ] = None,
+    stalled_after: Annotated[float | None, typer.Option(
+        metavar="SECONDS", show_default=False,
+        help="A worker silent this long counts as gone and its job is run again "
+        "(default 30; heartbeats every third of it).")] = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Run queued ingest jobs of a PostgreSQL workspace (uploads through the API or app).
+
+    Start one per host (or several): they share the queue in the database. A job whose
+    worker was killed is run again by another; a file is never stored twice. Prints what it
+    did when it stops.
+    """
+
+    def handle(wb: Workbench, out: Output) -> int:
+        report = wb.jobs.work(once=once, concurrency=concurrency, name=name,
+                              stalled_after=stalled_after)
+        out.emit(report, f"{report.name}: {report.ran} jobs run ({report.done} done, "
+                 f"{report.failed} failed), {report.recovered} recovered from stalled "
+                 f"workers, in {report.seconds:.1f}s")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)
+
+
+@app.command(rich_help_panel=PANEL)
+def jobs(
+    ctx: typer.Context,
+    upload_id: Annotated[int | None, typer.Argument(
+        metavar="ID", show_default=False, help="One job (its upload id).")] = None,
+    limit: Annotated[int, typer.Option(metavar="N", help="Newest N jobs.")] = 50,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Uploads and their state: queued, running, done or failed (with the reason)."""
+
+    def handle(wb: Workbench, out: Output) -> int:
+        if upload_id is not None:
+            job = wb.jobs.get(upload_id)
+            out.emit(job, _job_line(job))
+            return 0
+        found = wb.jobs.list(limit)
+        counts = {s: sum(j.state == s for j in found)
+                  for s in ("queued", "running", "done", "failed")}
+        text = "\n".join([*map(_job_line, found),
+                          ", ".join(f"{n} {s}" for s, n in counts.items())])
+        out.emit({"jobs": [j.model_dump() for j in found], "counts": counts}, text)
+        return 0
+
+    return run(ctx, workspace, as_json, handle)

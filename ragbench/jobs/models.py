@@ -1,0 +1,43 @@
+"""What the queue says about an upload: pydantic models shared by the CLI, HTTP and the app."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ragbench.models import FileResult
+
+JobStatus = Literal["queued", "running", "done", "failed"]
+"""An upload's state: waiting for a worker, being ingested, stored (or skipped as already
+stored), or failed with a reason.
+"""
+
+
+class JobState(BaseModel):
+    """One enqueued upload and the state of its job."""
+
+    id: int = Field(description="the upload's id (what `GET /v1/jobs/{id}` takes)")
+    job_id: int | None = Field(None, description="the queue's job id (procrastinate's)")
+    name: str
+    source_id: str
+    lens: str | None = None
+    size_bytes: int = 0
+    state: JobStatus
+    reason: str = Field("", description="why it failed (or why it was skipped)")
+    attempts: int = Field(0, description="runs of the job so far (retries after a failure "
+                          "or a worker that stopped answering)")
+    result: FileResult | None = Field(None, description="the ingest result, once run")
+    created_at: str = ""
+    updated_at: str = ""
+
+
+class QueuedUploads(BaseModel):
+    """The answer to an upload: the jobs made, and files settled without one (too large,
+    the same bytes twice, already in the library or already queued).
+    """
+
+    deferred: bool = Field(description="true: the jobs run later, on a worker; false: they "
+                           "already ran in this process")
+    jobs: list[JobState]
+    settled: list[FileResult] = Field(default_factory=list)

@@ -1,0 +1,84 @@
+"""The job-queue seam (`JobQueue`) and its in-process implementation for the embedded backend.
+
+A queue takes a batch of uploads and gives back one job per file. The embedded backend keeps
+ingesting in the calling process, as it always has (`InProcessQueue`: the jobs are done or
+failed when `submit` returns; the list is this process's, not kept anywhere). The PostgreSQL
+backend stores the uploads and defers them to workers (`ragbench.jobs.pgqueue.PgJobQueue`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ragbench.errors import NotFoundError
+from ragbench.jobs.models import JobState, QueuedUploads
+from ragbench.models import IngestReport
+from ragbench.store.catalog import now_iso
+
+IngestUploads = Callable[[Sequence[tuple[str, bytes]], str | None], IngestReport]
+"""The facade's upload ingest (screening, ingest, graph update): (items, lens) -> report."""
+
+
+class JobQueue(Protocol):
+    """Where uploads go to be ingested."""
+
+    deferred: bool
+    """Whether `submit` returns before the files are ingested (a worker runs them)."""
+
+    def submit(self, items: Sequence[tuple[str, bytes]], lens: str | None) -> QueuedUploads:
+        """Accept a batch of uploads (name, bytes); one job per file that needs ingesting."""
+        ...
+
+    def jobs(self, limit: int = 100) -> list[JobState]:
+        """The most recent jobs first."""
+        ...
+
+    def job(self, upload_id: int) -> JobState:
+        """One job by its upload id; `NotFoundError` when unknown."""
+        ...
+
+
+class InProcessQueue:
+    """Runs each batch at once through the normal upload ingest (the embedded backend)."""
+
+    deferred = False
+
+    def __init__(self, ingest: IngestUploads) -> None:
+        self._ingest = ingest
+        self._jobs: dict[int, JobState] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, items: Sequence[tuple[str, bytes]], lens: str | None) -> QueuedUploads:
+        """Ingest now; each top-level file becomes a finished job (done, or failed)."""
+        report = self._ingest(items, lens)
+        stamp = now_iso()
+        made: list[JobState] = []
+        with self._lock:
+            for result in report.files:
+                if result.parent_doc_id:  # attachments belong to their file's job
+                    continue
+                upload_id = len(self._jobs) + 1
+                state = JobState(
+                    id=upload_id, name=result.path, source_id=result.source_id or "",
+                    lens=lens, state="failed" if result.status == "failed" else "done",
+                    reason=result.error or result.reason, attempts=1, result=result,
+                    created_at=stamp, updated_at=stamp)
+                self._jobs[upload_id] = state
+                made.append(state)
+        return QueuedUploads(deferred=False, jobs=made)
+
+    def jobs(self, limit: int = 100) -> list[JobState]:
+        """The jobs this process ran, newest first."""
+        with self._lock:
+            return sorted(self._jobs.values(), key=lambda j: -j.id)[:limit]
+
+    def job(self, upload_id: int) -> JobState:
+        """One of this process's jobs."""
+        with self._lock:
+            state = self._jobs.get(upload_id)
+        if state is None:
+            raise NotFoundError(f"no job {upload_id} (the embedded backend keeps jobs only in "
+                                "the process that ran them)")
+        return state
