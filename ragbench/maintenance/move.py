@@ -11,7 +11,8 @@
   vectors into a new Chroma store, plus a copy of the source folder's files (everything but
   its own catalog, Chroma store and lock file; `settings.toml` without the two database
   settings), all built in a temporary folder next to the target and renamed into place at the
-  end. The target must be absent or empty.
+  end. The target must be absent or empty, and no upload may still be queued (the embedded
+  backend has no queue); the queue's own tables (`uploads`, procrastinate's) are not copied.
 
 The source is read in one snapshot (a SQLite read transaction under the workspace write lock;
 a PostgreSQL REPEATABLE READ transaction), so a copy never mixes two states of it. Tables
@@ -192,6 +193,7 @@ def to_folder(
         with engine.connect() as pg:
             pg = pg.execution_options(isolation_level="REPEATABLE READ")
             with pg.begin():  # one snapshot of the source
+                _refuse_pending_uploads(pg)
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     for name in TABLES:
@@ -217,6 +219,19 @@ def to_folder(
         if temp.exists():
             _forget_client(temp / "chroma")
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _refuse_pending_uploads(pg: sa.Connection) -> None:
+    """StoreError while uploads wait in the queue (migration 0004): an embedded workspace has
+    no queue, so they would be lost; the finished ones' documents are in the catalog.
+    """
+    if not sa.inspect(pg).has_table("uploads"):
+        return
+    pending = pg.execute(sa.text("SELECT count(*) FROM uploads WHERE outcome IS NULL")).scalar()
+    if pending:
+        raise StoreError(f"{pending} uploads are still queued in this workspace; an embedded "
+                         "workspace has no queue: let the workers finish (`ragbench worker "
+                         "--once`) and migrate again")
 
 
 def _copy_to_sqlite(pg: sa.Connection, conn: sqlite3.Connection, name: str,

@@ -5,7 +5,8 @@ generated report goes to a fresh schema: the same counts (documents, chunks, vec
 conversations, reports), the same vector hits (the vectors are copied, not re-embedded), the
 same full-text matches (sets: the engines rank differently, docs/team.md) and the same saved
 answers. Then back into a new folder: the same again, and the originals copied. A target that
-is not empty is refused, and a copy that fails half-way leaves nothing behind.
+is not empty is refused, so is a copy back while uploads wait in the queue, and a copy that
+fails half-way leaves nothing behind.
 """
 
 import pytest
@@ -88,6 +89,14 @@ def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch
     (tmp_path / "busy" / "x").write_text("x")
     with pytest.raises(StoreError, match="not an empty folder"):
         pg.maintenance.migrate(str(tmp_path / "busy"))
+
+    with pg.stores.engine.begin() as conn:  # an upload still queued would be lost
+        conn.execute(sa.text("INSERT INTO uploads (name, source_id, sha256, size_bytes, "
+                             "created_at, updated_at) VALUES ('a.md', 'a.md', 'x', 1, 'now', 'now')"))
+    with pytest.raises(StoreError, match="1 uploads are still queued"):
+        pg.maintenance.migrate(str(tmp_path / "queued"))
+    with pg.stores.engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM uploads"))
 
     # a failure half-way leaves nothing: no folder (nor temporary one), no rows in PostgreSQL
     def broken(*_a, **_k):
