@@ -9,9 +9,12 @@ is not empty is refused, so is a copy back while uploads wait in the queue, and 
 fails half-way leaves nothing behind.
 """
 
+import json
+
 import pytest
 import sqlalchemy as sa
 
+from ragbench.cli.main import main
 from ragbench.errors import StoreError
 from ragbench.maintenance import move
 from ragbench.store.pgvectors import PgVectors
@@ -44,7 +47,7 @@ def hits(wb: Workbench) -> dict[str, object]:
     return out
 
 
-def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch):
+def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch, capsys):
     wb = lens_workbench(tmp_path / "src", tmp_path / "ws", DOCS)
     wb.answers.ask("How much does the Team plan cost?", save=True)
     first = wb.chats.ask("When is Tidepool general availability planned?")
@@ -89,6 +92,13 @@ def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch
     (tmp_path / "busy" / "x").write_text("x")
     with pytest.raises(StoreError, match="not an empty folder"):
         pg.maintenance.migrate(str(tmp_path / "busy"))
+
+    # the command line: the copied folder into a third schema, one JSON object, progress off
+    third = postgres_settings(postgres_url).database_schema
+    assert main(["--workspace", str(back), "migrate", "--to", f"{postgres_url}#{third}",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["counts"]["chunks"] == before["chunks"] and out["target"].endswith(f"#{third}")
 
     with pg.stores.engine.begin() as conn:  # an upload still queued would be lost
         conn.execute(sa.text("INSERT INTO uploads (name, source_id, sha256, size_bytes, "
