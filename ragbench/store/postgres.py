@@ -16,10 +16,11 @@ it contains of the word's rarity (log((N + 1) / (df + 1)), as BM25's idf) times 
 (term frequency, normalised by log length), so rare words weigh more as they do in FTS5;
 rankings can still differ from FTS5's in order (tests check membership, not order). Media-level
 search ranks documents by their best chunk. Chats and reports have their own PostgreSQL stores
-(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code not
-ported yet (doctor) still runs SQLite SQL on
-`conn` or on a transaction, which this class refuses with `BackendUnsupportedError` naming the
-calling function (docs/team.md).
+(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code that
+still runs SQLite SQL on `conn` or on a transaction is refused with `BackendUnsupportedError`
+naming the calling function (docs/team.md; none is left on the paths tested there).
+`PgAdvisoryLock` is the workspace write lock across hosts (store steps shared, doctor
+exclusive).
 """
 
 from __future__ import annotations

@@ -424,7 +424,8 @@ class MaintenanceArea(_Area):
     def doctor(self, repair: bool = True, recover: bool = False) -> DoctorReport:
         """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
         `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
-        or older catalog) are first ingested again from `files/`.
+        or older catalog) are first ingested again from `files/`. On PostgreSQL: pgvector
+        against the catalog and this host's files only (`ragbench.maintenance.doctor`).
         """
         recovered = None
         if recover:
