@@ -65,3 +65,43 @@ def status(ctx: typer.Context, workspace: WorkspaceOption = None,
         return 0
 
     return run(ctx, workspace, as_json, handle)
+
+
+@app.command(rich_help_panel=PANEL)
+def migrate(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option(
+        "--to", metavar="TARGET",
+        help="postgresql://user:pass@host/db[#schema] for an embedded workspace; a new (or "
+        "empty) folder for a PostgreSQL one.")],
+    schema: Annotated[str | None, typer.Option(
+        "--schema", metavar="NAME",
+        help="The PostgreSQL schema to copy into (default: #schema of the URL, else "
+        "'ragbench').")] = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> int:
+    """Copy the workspace to the other backend: embedded -> PostgreSQL or back.
+
+    Ids, ingest versions, documents, chunks, vectors (as stored, not re-embedded), saved
+    answers, chats, reports and the caches. The target must be empty; the copy is one
+    PostgreSQL transaction, or a temporary folder renamed into place, so a failed copy leaves
+    nothing behind. Originals, archive and graph are not in the database yet: they stay in
+    this folder on the way to PostgreSQL and are copied on the way back (docs/team.md).
+    """
+
+    def handle(wb: Workbench, out: Output) -> int:
+        shown: dict[str, int] = {}
+
+        def progress(table: str, done: int, total: int) -> None:
+            if (done == total or done % 10000 == 0) and shown.get(table) != done:
+                shown[table] = done
+                out.note(f"{table}: {done} rows")
+
+        report = wb.maintenance.migrate(to, schema, progress)
+        counts = ", ".join(f"{k}={v}" for k, v in report.counts.items())
+        out.emit(report, f"copied {report.source} -> {report.target}: {counts}\n"
+                         f"folder files: {report.folder_files}")
+        return 0
+
+    return run(ctx, workspace, as_json, handle)

@@ -12,6 +12,14 @@ graph whose files disagree removed (the next use rebuilds it).
 Repairs run under the workspace write lock (`ragbench.store.lock`), so a document another
 process is storing (vectors written, catalog not yet committed) is waited for, never deleted.
 A check alone changes nothing.
+
+On the PostgreSQL backend (a shared catalog) the lock is the database's advisory lock
+(`ragbench.store.postgres.PgAdvisoryLock`, exclusive here, shared by every store step on every
+host), and the checks are the ones about the shared stores: vectors against the catalog's
+chunks (orphans deleted, missing ones re-derived from the embedding cache), vector metadata,
+and this host's `files/` leftovers. The archive and the context graph are this host's and lag
+behind other hosts' documents by design (docs/team.md), so they are not checked there; the
+report lists them under `not_checked`.
 """
 
 from __future__ import annotations
@@ -19,10 +27,10 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragbench.archive import Archive
 from ragbench.archive.ops import build as archive_build
@@ -36,6 +44,9 @@ from ragbench.store.catalog import Catalog, looks_damaged
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore, open_vectors, remove_vectors
 
+if TYPE_CHECKING:  # SQLAlchemy is imported only where PostgreSQL is used
+    from ragbench.store.postgres import PgAdvisoryLock
+
 logger = logging.getLogger(__name__)
 
 """Vector metadata the doctor compares with the catalog (filters use them)."""
@@ -46,7 +57,8 @@ class Doctor:
 
     def __init__(
         self, catalog: Catalog, archive: Archive, files_dir: Path,
-        embedder: Callable[[], CachedEmbedder], lock: WorkspaceLock | None = None,
+        embedder: Callable[[], CachedEmbedder],
+        lock: WorkspaceLock | PgAdvisoryLock | None = None,
         graph_dir: Path | None = None,
     ) -> None:
         self.catalog = catalog
@@ -55,6 +67,11 @@ class Doctor:
         self._embedder = embedder
         self.lock = lock
         self.graph_dir = graph_dir
+
+    @property
+    def shared(self) -> bool:
+        """Whether the catalog is shared by other hosts (the PostgreSQL backend)."""
+        return getattr(self.catalog, "backend", "embedded") == "postgres"
 
     @contextmanager
     def _locked(self, repair: bool) -> Iterator[None]:
@@ -77,12 +94,14 @@ class Doctor:
         get = getattr(store, "get_metadata", None)
         if get is None:
             return {}
-        want = {
-            row["chunk_id"]: vector_meta(row, row["file_name"])
-            for row in map(dict, self.catalog.conn.execute(
+        rows: Iterable[dict[str, Any]]
+        if self.shared:
+            rows = self.catalog.get_chunks(sorted(self.catalog.chunk_ids())).values()
+        else:
+            rows = map(dict, self.catalog.conn.execute(
                 "SELECT c.*, d.file_name, d.context_summary FROM chunks c "
                 "JOIN documents d ON d.doc_id = c.doc_id"))
-        }
+        want = {row["chunk_id"]: vector_meta(row, row["file_name"]) for row in rows}
         have: dict[str, dict[str, Any]] = get(None)
         return {cid: meta for cid, meta in want.items()  # Chroma merges on update: extra
                 if cid in have and any(have[cid].get(k) != v for k, v in meta.items())}
@@ -219,9 +238,11 @@ class Doctor:
         if repair:
             self.clear_stale_markers()
         stray_files, unlisted = self.unlisted_file_dirs()
-        archive = archive_check(self.catalog, self.archive)
+        host_only = self.shared  # archive and graph are this host's: see the module docstring
+        archive: dict[str, Any] = ({"ok": True, "missing": [], "not_built": [], "broken_links": []}
+                   if host_only else archive_check(self.catalog, self.archive))
         meta_drift = self.metadata_drift(store)
-        graph_ok = self.graph_ok()
+        graph_ok = host_only or self.graph_ok()
         report: dict[str, Any] = {
             "catalog_chunks": len(catalog_ids),
             "vectors": len(vector_ids),
@@ -235,6 +256,8 @@ class Doctor:
             "metadata_mismatches": len(meta_drift),
             "graph_ok": graph_ok,
         }
+        if host_only:
+            report["not_checked"] = ["archive", "graph"]
         report["consistent"] = (not (orphans or missing or stray_files or meta_drift or unlisted)
                                 and fts_ok and archive["ok"] and graph_ok)
         if unlisted:
@@ -259,7 +282,7 @@ class Doctor:
             report["consistent_after"] = (
                 not unlisted
                 and store.ids() == self.catalog.chunk_ids() and self.catalog.fts_integrity()
-                and archive_check(self.catalog, self.archive)["ok"]
-                and not self.metadata_drift(store) and self.graph_ok()
+                and (host_only or archive_check(self.catalog, self.archive)["ok"])
+                and not self.metadata_drift(store) and (host_only or self.graph_ok())
             )
         return report

@@ -45,6 +45,14 @@ class Stores:
             return PgVectors(self.engine, self.schema)
         return open_vectors(self.workspace / "chroma")
 
+    def database_lock(self) -> Any:
+        """The workspace's `PgAdvisoryLock` (postgres), None for an embedded workspace."""
+        if self.backend != "postgres":
+            return None
+        from ragbench.store.postgres import PgAdvisoryLock
+
+        return PgAdvisoryLock(self.engine, self.schema)
+
     @property
     def shared(self) -> bool:
         """Whether other hosts may write these stores too (so a local lock proves nothing)."""

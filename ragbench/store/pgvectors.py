@@ -87,6 +87,21 @@ class PgVectors:
         """Insert or replace vectors with their metadata, in one transaction."""
         if not len(ids):
             return
+        try:
+            with self.engine.begin() as conn:
+                self.write(conn, ids, vectors, metadatas)
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreError(f"could not store vectors in PostgreSQL: {e}") from e
+
+    def write(
+        self, conn: sa.Connection, ids: Sequence[str], vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, Any]],
+    ) -> None:
+        """`upsert` inside the caller's transaction `conn` (`ragbench migrate` copies a whole
+        workspace in one transaction, so a failed copy leaves no vectors behind).
+        """
+        if not len(ids):
+            return
         data = np.asarray(vectors, dtype=np.float32)
         rows = []
         for chunk_id, vector, meta in zip(ids, data, metadatas, strict=True):
@@ -97,13 +112,9 @@ class PgVectors:
         statement = statement.on_conflict_do_update(
             index_elements=[table.c.chunk_id],
             set_={c: statement.excluded[c] for c in ("embedding", *_COLUMNS, "metadata")})
-        try:
-            with self.engine.begin() as conn:
-                self._ensure_index(conn, int(data.shape[1]))
-                for i in range(0, len(rows), 1000):
-                    conn.execute(statement, rows[i : i + 1000])
-        except sa.exc.SQLAlchemyError as e:
-            raise StoreError(f"could not store vectors in PostgreSQL: {e}") from e
+        self._ensure_index(conn, int(data.shape[1]))
+        for i in range(0, len(rows), 1000):
+            conn.execute(statement, rows[i : i + 1000])
 
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         """Replace the metadata of stored vectors (the vectors themselves stay)."""

@@ -16,10 +16,11 @@ it contains of the word's rarity (log((N + 1) / (df + 1)), as BM25's idf) times 
 (term frequency, normalised by log length), so rare words weigh more as they do in FTS5;
 rankings can still differ from FTS5's in order (tests check membership, not order). Media-level
 search ranks documents by their best chunk. Chats and reports have their own PostgreSQL stores
-(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code not
-ported yet (doctor) still runs SQLite SQL on
-`conn` or on a transaction, which this class refuses with `BackendUnsupportedError` naming the
-calling function (docs/team.md).
+(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables defined here. Code that
+still runs SQLite SQL on `conn` or on a transaction is refused with `BackendUnsupportedError`
+naming the calling function (docs/team.md; none is left on the paths tested there).
+`PgAdvisoryLock` is the workspace write lock across hosts (store steps shared, doctor
+exclusive).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import json
 import math
 import re
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -198,6 +200,51 @@ def migrate(engine: sa.Engine, schema: str) -> None:
             f"({redacted(engine)}): {_first_line(e)}. ragbench needs PostgreSQL >= 14 with "
             "the pgvector extension (>= 0.5) available, and a role that may create schemas "
             "and tables (and the extension, unless it is already created)") from e
+
+
+class PgAdvisoryLock:
+    """The write lock of a workspace in PostgreSQL: a session-level advisory lock on
+    (`_LOCK_KEY`, hash of the schema), so it holds across every host that opens the schema.
+
+    Store steps take it shared (any number of writers at once, on any host); `ragbench
+    doctor` takes it exclusive, so it waits for every writer between its vector write and its
+    catalog commit (whose vectors are not drift) and no writer starts while it repairs. A
+    process that dies loses its session and so its lock (no stale lock). The host's file lock
+    (`ragbench.store.lock`) still guards this host's `files/` folder.
+    """
+
+    def __init__(self, engine: sa.Engine, schema: str, wait_seconds: float = 600.0) -> None:
+        self.engine = engine
+        self.schema = schema
+        self.wait_seconds = wait_seconds
+
+    @contextmanager
+    def held(self, what: str = "write", required: bool = True,
+             shared: bool = False) -> Iterator[None]:
+        """Hold the lock (shared or exclusive) for `what`, waiting up to `wait_seconds`
+        (StoreError after that). `required` is accepted for `WorkspaceLock`'s callers: a
+        database lock needs no writable folder.
+        """
+        kind = "_shared" if shared else ""
+        key = {"key": _LOCK_KEY, "schema": self.schema}
+        with self.engine.connect() as conn:
+            deadline = time.monotonic() + self.wait_seconds
+            while not conn.execute(sa.text(
+                    f"SELECT pg_try_advisory_lock{kind}(:key, hashtext(:schema))"), key).scalar():
+                conn.rollback()
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        f"workspace schema {self.schema!r} is busy: another process held its "
+                        f"write lock for more than {self.wait_seconds:.0f} s; {what} not done, "
+                        "retry when it has finished")
+                time.sleep(0.2)
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(sa.text(f"SELECT pg_advisory_unlock{kind}(:key, hashtext(:schema))"),
+                             key)
+                conn.commit()
 
 
 def redacted(engine: sa.Engine) -> str:

@@ -19,7 +19,7 @@ from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
 from ragbench.archive.ops import tree as archive_tree
 from ragbench.chunking.tokenizer import encode_tokens
-from ragbench.config import Settings
+from ragbench.config import Settings, redact_url
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
 from ragbench.errors import InvalidRequestError, LLMError
@@ -61,6 +61,7 @@ from ragbench.workbench.results import (
     GraphNeighbor,
     GraphStats,
     IngestVersion,
+    MoveReport,
     RecentDocument,
     StoredChunk,
     WorkspaceStats,
@@ -423,23 +424,57 @@ class MaintenanceArea(_Area):
     def doctor(self, repair: bool = True, recover: bool = False) -> DoctorReport:
         """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
         `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
-        or older catalog) are first ingested again from `files/`.
+        or older catalog) are first ingested again from `files/`. On PostgreSQL: pgvector
+        against the catalog and this host's files only (`ragbench.maintenance.doctor`).
         """
-        if self._wb.stores.shared:
-            from ragbench.errors import BackendUnsupportedError
-
-            raise BackendUnsupportedError(
-                "doctor is not implemented on the PostgreSQL backend yet (docs/team.md)")
         recovered = None
         if recover:
             unlisted = self._wb.doctor_service.unlisted_originals()
             report = self._wb.library_service.recover_originals(unlisted)
             recovered = sum(1 for f in report.files
                             if f.status in ("inserted", "updated") and f.reason != "attachment")
-        result = DoctorReport(**self._wb.doctor_service.run_at(self._wb.workspace / "chroma",
-                                                               repair))
+        if self._wb.stores.shared:  # pgvector: no folder to rebuild, the database is the store
+            checked = self._wb.doctor_service.run(self._wb.vectors, repair)
+        else:
+            checked = self._wb.doctor_service.run_at(self._wb.workspace / "chroma", repair)
+        result = DoctorReport(**checked)
         result.recovered = recovered
         return result
+
+    def migrate(self, target: str, schema: str | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> MoveReport:
+        """Copy this workspace to the other backend (`ragbench.maintenance.move`): an
+        embedded one into the empty PostgreSQL schema of `target` (`postgresql://...[#schema]`
+        or `schema`), a PostgreSQL one into the new folder `target`.
+        """
+        from ragbench.maintenance import move
+        from ragbench.store.postgres import redacted
+
+        wb = self._wb
+        where, pg_schema = move.parse_target(target, schema)
+        report = progress or (lambda _t, _d, _n: None)
+        if pg_schema is not None:
+            if wb.stores.backend != "embedded":
+                raise InvalidRequestError(
+                    "this workspace is already in PostgreSQL: migrate it --to a folder")
+            with wb.write_lock.held("copying the workspace to PostgreSQL"):
+                counts = move.to_postgres(wb.catalog.conn, wb.vectors, where, pg_schema,
+                                          report)
+            shown = f"{redact_url(where)}#{pg_schema}"
+            return MoveReport(
+                source=str(wb.workspace), target=shown, counts=counts,
+                folder_files=(f"left in {wb.workspace} (originals, archive, graph are not in "
+                              "the database yet): keep using this folder with database_url "
+                              f"and database_schema = {pg_schema!r} set"))
+        if wb.stores.backend != "postgres":
+            raise InvalidRequestError(
+                "this workspace is embedded: migrate it --to postgresql://...")
+        counts = move.to_folder(wb.stores.engine, wb.workspace, Path(where), report)
+        return MoveReport(
+            source=f"{redacted(wb.stores.engine)}#{wb.stores.schema}", target=where,
+            counts=counts,
+            folder_files=(f"copied from {wb.workspace} (originals, archive, graph; "
+                          "settings.toml without the database settings)"))
 
     def stale(self, target_version: int | None = None, check_originals: bool = True,
               ) -> list[StaleDocument]:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 
@@ -108,10 +109,12 @@ class Workbench:
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
             self.files_dir, archive=self.archive_folder,
         )
-        self.ingestor.write_lock = lambda: self.write_lock.held("storing a document")
+        self.database_lock = self.stores.database_lock()
+        self.ingestor.write_lock = self._store_step_lock
         self.ingestor.settings_ready = lambda: self.resolve_runtime(measure=True)
         self.doctor_service = Doctor(self.catalog, self.archive_folder, self.files_dir,
-                                     lambda: self.embedder, self.write_lock,
+                                     lambda: self.embedder,
+                                     self.database_lock or self.write_lock,
                                      self.workspace / "graph")
         if repair_on_open:
             self._sweep_leftovers()
@@ -142,6 +145,18 @@ class Workbench:
         self.reports = ReportsArea(self)
         self.chats = ChatsArea(self)
         self.jobs = JobsArea(self)
+
+    @contextmanager
+    def _store_step_lock(self) -> Iterator[None]:
+        """What one store step of ingest holds: this host's write lock and, on PostgreSQL,
+        the database write lock shared (so `doctor` on any host waits for the step).
+        """
+        with self.write_lock.held("storing a document"):
+            if self.database_lock is None:
+                yield
+            else:
+                with self.database_lock.held("storing a document", shared=True):
+                    yield
 
     def _sweep_leftovers(self) -> None:
         """Remove crash leftovers (stray `files/` and old archive folders) if no one writes.

@@ -112,6 +112,18 @@ class IngestVersion(BaseModel):
     current: bool
 
 
+class MoveReport(BaseModel):
+    """A finished `ragbench migrate`: where the workspace went and what was copied."""
+
+    source: str
+    """The source backend and place (a database URL is shown without its password)."""
+    target: str
+    counts: dict[str, int]
+    """Rows copied per table, and `vectors` (copied as stored, not re-embedded)."""
+    folder_files: str
+    """What happened to the folder-side files (originals, archive, graph, settings)."""
+
+
 class BackendReport(BaseModel):
     """The embedding and the answer backend, each in a line."""
 
@@ -139,6 +151,8 @@ class DoctorReport(BaseModel):
     hint: str | None = None
     vector_index_rebuilt: bool | None = None
     """True when the Chroma store could not be read and was rebuilt from the catalog."""
+    not_checked: list[str] | None = None
+    """PostgreSQL backend: the host-local parts not checked (the archive, the graph)."""
 
 
 class GraphDegree(BaseModel):

@@ -187,8 +187,6 @@ def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
 
 def test_what_is_not_ported_fails_naming_the_operation(pg):
     wb, _ = pg
-    with pytest.raises(BackendUnsupportedError, match="doctor"):
-        wb.maintenance.doctor()
 
     def backfill_like_writer():  # SQLite SQL on a transaction, as unported code does
         with wb.catalog.transaction() as tx:

@@ -1,0 +1,126 @@
+"""`ragbench migrate`: an embedded workspace copied into PostgreSQL and back, on a real server.
+
+A small workspace with documents in two lenses, a saved answer, a chat with a follow-up and a
+generated report goes to a fresh schema: the same counts (documents, chunks, vectors, answers,
+conversations, reports), the same vector hits (the vectors are copied, not re-embedded), the
+same full-text matches (sets: the engines rank differently, docs/team.md) and the same saved
+answers. Then back into a new folder: the same again, and the originals copied. A target that
+is not empty is refused, so is a copy back while uploads wait in the queue, and a copy that
+fails half-way leaves nothing behind.
+"""
+
+import json
+
+import pytest
+import sqlalchemy as sa
+
+from ragbench.cli.main import main
+from ragbench.errors import StoreError
+from ragbench.maintenance import move
+from ragbench.store.pgvectors import PgVectors
+from ragbench.workbench import Workbench
+from tests.chats.test_chats import DOCS
+from tests.conftest import lens_workbench, postgres_settings
+
+pytestmark = pytest.mark.integration
+
+QUERIES = ["Tidepool general availability", "Team plan price per seat", "storage migration"]
+
+
+def counts(wb: Workbench) -> dict[str, int]:
+    stats = wb.library.stats()
+    return {"documents": stats.documents, "chunks": stats.chunks,
+            "vectors": wb.vectors.count(), "answers": len(wb.answers.saved()),
+            "conversations": len(wb.chats.list()), "reports": len(wb.reports.list())}
+
+
+def answers(wb: Workbench) -> dict[str, tuple[str, str, list[str]]]:
+    return {r.answer_id or "": (r.question, r.answer, [s.id for s in r.sources])
+            for r in wb.answers.saved()}
+
+
+def hits(wb: Workbench) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for q in QUERIES:
+        out[f"vector:{q}"] = [h.chunk_id for h in wb.search.query(q, mode="vector", top_k=5)]
+        out[f"fts:{q}"] = {h.chunk_id for h in wb.search.query(q, mode="fts", top_k=50)}
+    return out
+
+
+def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch, capsys):
+    wb = lens_workbench(tmp_path / "src", tmp_path / "ws", DOCS)
+    wb.answers.ask("How much does the Team plan cost?", save=True)
+    first = wb.chats.ask("When is Tidepool general availability planned?")
+    wb.chats.ask("What is its main risk?", first.conversation_id)
+    report = wb.reports.create("brief", "Tidepool", "When does Tidepool ship?")
+    wb.reports.generate(report.report_id)
+    before, saved, found = counts(wb), answers(wb), hits(wb)
+    assert before["answers"] == 3 and before["conversations"] == 1 and before["reports"] == 1
+
+    schema = postgres_settings(postgres_url).database_schema
+    done = wb.maintenance.migrate(f"{postgres_url}#{schema}")
+    assert done.counts["documents"] == before["documents"]
+    assert done.counts["vectors"] == before["vectors"] == before["chunks"]
+    assert done.counts["conversations"] == 1 and done.counts["report_parts"] > 0
+    assert "left in" in done.folder_files and "@" not in done.target.split("***@")[-1]
+
+    pg = Workbench(tmp_path / "ws", postgres_settings(postgres_url, schema))
+    assert isinstance(pg.vectors, PgVectors)
+    assert counts(pg) == before
+    assert answers(pg) == saved  # the same saved answers, word for word, same citations
+    assert hits(pg) == found  # vectors copied as stored: the same nearest chunks
+    assert pg.chats.get(first.conversation_id).turns == 2
+    assert pg.reports.get(report.report_id).parts
+    cited = next(iter(saved.values()))[2][0]
+    assert pg.answers.resolve_citation(cited).chunk_id == cited
+
+    with pytest.raises(StoreError, match="already holds a workspace"):
+        wb.maintenance.migrate(postgres_url, schema=schema)
+
+    back = tmp_path / "back"
+    done = pg.maintenance.migrate(str(back))
+    assert done.counts["chunks"] == before["chunks"] and done.counts["vectors"] == before["vectors"]
+    again = Workbench(back)
+    assert again.stores.backend == "embedded"
+    assert counts(again) == before
+    assert answers(again) == saved and hits(again) == found
+    assert {p.name for p in (back / "files").iterdir()} == {
+        p.name for p in (tmp_path / "ws" / "files").iterdir()}
+    assert again.library.show(next(iter(again.catalog.all_doc_ids()))) is not None
+
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "x").write_text("x")
+    with pytest.raises(StoreError, match="not an empty folder"):
+        pg.maintenance.migrate(str(tmp_path / "busy"))
+
+    # the command line: the copied folder into a third schema, one JSON object, progress off
+    third = postgres_settings(postgres_url).database_schema
+    assert main(["--workspace", str(back), "migrate", "--to", f"{postgres_url}#{third}",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["counts"]["chunks"] == before["chunks"] and out["target"].endswith(f"#{third}")
+
+    with pg.stores.engine.begin() as conn:  # an upload still queued would be lost
+        conn.execute(sa.text("INSERT INTO uploads (name, source_id, sha256, size_bytes, "
+                             "created_at, updated_at) VALUES ('a.md', 'a.md', 'x', 1, 'now', 'now')"))
+    with pytest.raises(StoreError, match="1 uploads are still queued"):
+        pg.maintenance.migrate(str(tmp_path / "queued"))
+    with pg.stores.engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM uploads"))
+
+    # a failure half-way leaves nothing: no folder (nor temporary one), no rows in PostgreSQL
+    def broken(*_a, **_k):
+        raise StoreError("disk full (simulated)")
+
+    monkeypatch.setattr(move, "_copy_folder_files", broken)
+    with pytest.raises(StoreError, match="simulated"):
+        pg.maintenance.migrate(str(tmp_path / "failed"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back", "busy", "src", "ws"]
+    monkeypatch.setattr(PgVectors, "write", broken)
+    other = postgres_settings(postgres_url).database_schema
+    with pytest.raises(StoreError, match="simulated"):
+        wb.maintenance.migrate(postgres_url, schema=other)
+    engine = sa.create_engine(postgres_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as conn:
+        assert conn.execute(sa.text(f"SELECT count(*) FROM {other}.documents")).scalar() == 0
+    engine.dispose()
