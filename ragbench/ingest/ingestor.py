@@ -403,11 +403,12 @@ class Ingestor:
         "Ingest"). `_store` skips vectors staged here. A file of the group that ends up not
         stored leaves its staged vectors for `unstage` to remove.
         """
-        chunks = [(c, u.record.file_name) for p in plans for u in p.units for c in u.chunks]
+        chunks = [(c, u.record) for p in plans for u in p.units for c in u.chunks]
         if not chunks:
             return []
         vectors = self._embed([c for c, _ in chunks], None)  # from the cache `warm` filled
-        metas = [vector_meta(c.model_dump(), name) for c, name in chunks]
+        metas = [vector_meta({**c.model_dump(), "context_summary": record.context_summary},
+                             record.file_name) for c, record in chunks]
         ids = [c.chunk_id for c, _ in chunks]
         self._vectors().upsert(ids, vectors, metas)
         self._staged = set(ids)

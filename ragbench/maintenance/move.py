@@ -175,7 +175,7 @@ def to_folder(
     temporary folder and renamed into place; returns rows copied per table (and `vectors`).
     """
     from ragbench.store.catalog import Catalog
-    from ragbench.store.vectors import _forget_client, open_vectors
+    from ragbench.store.vectors import forget_client, open_vectors
 
     target = Path(target).absolute()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -206,7 +206,7 @@ def to_folder(
                                                        progress)
         catalog.close()
         catalog = None
-        _forget_client(temp / "chroma")
+        forget_client(temp / "chroma")
         _copy_folder_files(Path(source_folder), temp)
         os.rename(temp, target)  # onto an absent or empty folder: atomic on POSIX
         return counts
@@ -217,7 +217,7 @@ def to_folder(
         if catalog is not None:
             catalog.close()
         if temp.exists():
-            _forget_client(temp / "chroma")
+            forget_client(temp / "chroma")
             shutil.rmtree(temp, ignore_errors=True)
 
 

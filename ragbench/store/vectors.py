@@ -320,7 +320,7 @@ def open_vectors(path: Path) -> ChromaVectors:
     try:
         return ChromaVectors(path)
     except Exception as e:
-        _forget_client(path)  # Chroma caches the half-started client: the next open retries
+        forget_client(path)  # Chroma caches the half-started client: the next open retries
         if not looks_damaged(e):
             raise
         raise DamagedIndexError(
@@ -330,11 +330,11 @@ def open_vectors(path: Path) -> ChromaVectors:
 
 def remove_vectors(path: Path) -> None:
     """Delete the Chroma store at `path` (the next `ChromaVectors(path)` starts empty)."""
-    _forget_client(path)
+    forget_client(path)
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _forget_client(path: Path) -> None:
+def forget_client(path: Path) -> None:
     """Drop this process's cached Chroma system of `path` (Chroma keeps one per path)."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
