@@ -11,7 +11,7 @@ from typing import Any
 
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
-from ragbench.answer.anchors import ViewAnchor, anchor_in_view
+from ragbench.answer.anchors import ViewAnchor
 from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.render import view_html
@@ -36,6 +36,7 @@ from ragbench.reports import (
 )
 from ragbench.reports.exports import essay_part
 from ragbench.retrieval import MODES
+from ragbench.workbench.passages import PassageView, ViewParts
 
 __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
@@ -43,7 +44,7 @@ __all__ = [
     "lens_colour", "node_fields", "side_label", "REPORT_TEMPLATES", "ChatResponse", "Finding",
     "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
-    "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name",
+    "Suggestion", "TemplateInfo", "ViewAnchor", "PassageView", "ViewParts", "archive_safe_name",
     "md_escape", "view_html", "upload_safe_name", "essay_part", "graph_update_line",
 ]
 
