@@ -11,7 +11,18 @@ import streamlit as st
 from app_pages.common import show_highlighted_chunk, workbench
 from ragbench.errors import RagbenchError
 from ragbench.models import CHUNK_TYPES, SearchFilters
-from ragbench.workbench.presentation import MODES, PassageView, Source, md_escape, view_html
+from ragbench.workbench.presentation import (
+    MODES,
+    ChatResponse,
+    PassageView,
+    Source,
+    finding_lines,
+    md_escape,
+    reference_lines,
+    source_id_rows,
+    source_rows,
+    view_html,
+)
 
 wb = workbench()
 st.title("Chat")
@@ -171,9 +182,8 @@ def show_view(passage: PassageView, key: str) -> None:
         show(parts.after)
 
 
-def show_answer(turn: int, response: dict) -> None:
-    """Answer text (as plain text), citation buttons, sources and references."""
-    st.text(response["answer"])  # model and document text is never rendered as markdown/HTML
+def show_citations(turn: int, response: dict) -> None:
+    """A button per cited source; the opened one shows its passage."""
     cited = [s for s in response["sources"] if s["cited"]]
     if cited:
         cols = st.columns(min(len(cited), 10))
@@ -183,59 +193,57 @@ def show_answer(turn: int, response: dict) -> None:
                                           help=md_escape(label)):
                 st.session_state["open_citation"] = (turn, source["number"])
     opened = st.session_state.get("open_citation")
-    if opened and opened[0] == turn:
-        match = [s for s in cited if s["number"] == opened[1]]
-        if match:
-            with st.container(border=True, key=f"passage-{turn}"):
-                show_passage(match[0])
-    if response.get("invalid_citations"):
+    match = [s for s in cited if opened and opened[0] == turn and s["number"] == opened[1]]
+    if match:
+        with st.container(border=True, key=f"passage-{turn}"):
+            show_passage(match[0])
+
+
+def show_notes(answer: ChatResponse) -> None:
+    """Removed citations, the fallback reason, the context note, the writer, contradictions."""
+    if answer.invalid_citations:
         st.warning("Removed citations to passages that were not retrieved: "
-                   + ", ".join(response["invalid_citations"]))
-    if response.get("fallback_reason"):
+                   + ", ".join(answer.invalid_citations))
+    if answer.fallback_reason:
         st.info("Answered extractively because the model failed: "
-                + md_escape(response["fallback_reason"]))
-    if response.get("context_note"):
-        st.caption(md_escape(response["context_note"]))
-    st.caption(f"Answered by: {response.get('llm') or 'extractive'}")
-    if response.get("contradictions"):
-        with st.expander(f"Potential contradictions ({len(response['contradictions'])})"):
-            for finding in response["contradictions"]:
-                st.caption(md_escape(f"[{finding['type']}] {finding['topic']}: "
-                                     f"{finding['note']}"))
-                for side in finding["chunks"][:4]:
-                    st.text(f"{side['lens']}: {side.get('span') or side['chunk_id']}")
-    sources = [Source.model_validate(s) for s in response["sources"]]
-    with st.expander(f"Sources ({len(sources)})"):
-        st.dataframe([{"cited": f"[{s.number}]" if s.number else "",
-                       "document": s.title or s.sourceName or s.sourceId or s.label,
-                       "lens": s.lens or "", "page": str(s.page) if s.page is not None else "",
-                       "section": s.sectionPath,
-                       "score": round(s.score, 3) if s.score is not None else None}
-                      for s in sources], hide_index=True, key=f"sources-{turn}")
-    by_id = {s.id: s for s in sources if s.id}
-    if response.get("references"):
+                + md_escape(answer.fallback_reason))
+    if answer.context_note:
+        st.caption(md_escape(answer.context_note))
+    st.caption(f"Answered by: {answer.llm or 'extractive'}")
+    if answer.contradictions:
+        with st.expander(f"Potential contradictions ({len(answer.contradictions)})"):
+            for headline, sides in finding_lines(answer.contradictions):
+                st.caption(md_escape(headline))
+                for side in sides:
+                    st.text(side)
+
+
+def show_details(turn: int, answer: ChatResponse) -> None:
+    """Sources, references and ids, each in an expander (as text and tables)."""
+    with st.expander(f"Sources ({len(answer.sources)})"):
+        st.dataframe(source_rows(answer.sources), hide_index=True, key=f"sources-{turn}")
+    if answer.references:
         with st.expander("References"):
-            for ref in response["references"]:
-                source = by_id.get(ref["chunk_id"])
-                label = source.describe() if source else "a retrieved passage"
-                if source and source.number:
-                    label = f"[{source.number}] {label}"
-                st.progress(ref["relevance"])
-                st.text(f"{label} · relevance {ref['relevance']:.2f}\n{ref['description']}")
+            for relevance, line in reference_lines(answer):
+                st.progress(relevance)
+                st.text(line)
     with st.expander("Details: ids"):
-        st.dataframe([{"cited": f"[{s.number}]" if s.number else "", "id": s.id,
-                       "documentId": s.documentId, "chunkIndex": s.chunkIndex,
-                       "sourceId": s.sourceId, "startChar": s.startChar, "endChar": s.endChar,
-                       "sentences": "; ".join(f"{p.start}-{p.end}" for p in s.passages)}
-                      for s in sources], hide_index=True, key=f"source-ids-{turn}")
-        if response.get("answer_id"):
-            st.text(f"answer id: {response['answer_id']}")
+        st.dataframe(source_id_rows(answer.sources), hide_index=True, key=f"source-ids-{turn}")
+        if answer.answer_id:
+            st.text(f"answer id: {answer.answer_id}")
+
+
+def show_answer(turn: int, response: dict) -> None:
+    """Answer text (as plain text), citation buttons, notes, sources and references."""
+    st.text(response["answer"])  # model and document text is never rendered as markdown/HTML
+    show_citations(turn, response)
+    answer = ChatResponse.model_validate(response)
+    show_notes(answer)
+    show_details(turn, answer)
     if response.get("answer_id"):
         st.caption(f"Saved as {response['answer_id']}")
     elif st.button("Save answer", key=f"save-{turn}"):
-        from ragbench.workbench.presentation import ChatResponse
-
-        response["answer_id"] = wb.answers.save(ChatResponse.model_validate(response))
+        response["answer_id"] = wb.answers.save(answer)
         st.toast(f"Saved as {response['answer_id']}")
         st.rerun()
 
