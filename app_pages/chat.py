@@ -6,19 +6,21 @@ and exports conversations. With an LLM the answer streams in as it is written, t
 by the validated text with its citations.
 """
 
-from pathlib import Path
-
 import streamlit as st
 
-from app_pages.common import cited_spans, show_highlighted_chunk, workbench
+from app_pages.common import show_highlighted_chunk, workbench
 from ragbench.errors import RagbenchError
 from ragbench.models import CHUNK_TYPES, SearchFilters
 from ragbench.workbench.presentation import (
     MODES,
+    ChatResponse,
+    PassageView,
     Source,
-    ViewAnchor,
-    anchor_in_view,
+    finding_lines,
     md_escape,
+    reference_lines,
+    source_id_rows,
+    source_rows,
     view_html,
 )
 
@@ -100,146 +102,88 @@ with st.sidebar:
                    "OpenAI-compatible endpoint and model on the Settings page.")
 
 
-CONTEXT_CHARS = 400  # document text shown around the cited chunk
-FAR = 2_500  # a cited block this far below its section heading: the view starts at the block
-REST_CHARS = 30_000  # view text shown after the cited block (the rest: "Whole document")
-
-
 def show_passage(source: dict) -> None:
     """The cited sentence(s) highlighted inside the chunk, the chunk inside its document text.
 
-    Document and model text is untrusted: the chunk is rendered as inert HTML
-    (`show_highlighted_chunk`), captions are escaped by `md_escape`, so nothing in it renders
-    as live HTML, a link or an image.
+    Everything shown is computed by `wb.answers.passage`. Document and model text is
+    untrusted: the chunk is rendered as inert HTML (`show_highlighted_chunk`), captions are
+    escaped by `md_escape`, so nothing in it renders as live HTML, a link or an image.
     """
-    detail = wb.answers.resolve_citation(source["id"]).model_dump()
-    text = wb.library.document_text(source["documentId"]) if detail["status"] == "live" else None
-    chunk = source.get("chunkText") or detail["text"] or ""
-    same = chunk == (detail["text"] or chunk)  # offsets are into the text the answer cited
-    spans = cited_spans(source.get("passages") or [], chunk) if same else []
-    browse = detail.get("archive_browse_uri") or source.get("archiveBrowseUri")
-    view = archive_view(browse)
-    near = (source.get("startChar") or 0) / len(text) if text else None
-    anchors = [anchor_in_view(view, chunk[a:b], near) for a, b in spans or [(0, len(chunk))]
-               ] if view else []
-    anchor = anchors[0] if anchors else None
-    pages = sorted({a.page for a in anchors if a and a.page is not None}) or (
-        [source["page"]] if source.get("page") else [])
-
-    st.markdown(f"**{md_escape(source['title'] or source['sourceName'] or '')}**")
-    where = [f"lens {source['lens']}", f"chunk {source['chunkIndex']}"]
-    if pages:  # of the highlighted sentences (a chunk may start on an earlier page)
-        where.append(("page " if len(pages) == 1 else "pages ") + ", ".join(map(str, pages)))
-    if source.get("sectionPath"):
-        where.append(source["sectionPath"])
-    if source["score"]:
-        where.append(f"score {source['score']:.3f}")
-    st.caption(md_escape(" · ".join(where)))
-    claims = list(dict.fromkeys(p["claim"] for p in source.get("passages") or [] if p["claim"]))
-    for claim in claims[:3]:
+    passage = wb.answers.passage(Source.model_validate(source))
+    st.markdown(f"**{md_escape(passage.title)}**")
+    st.caption(md_escape(passage.where))
+    for claim in passage.claims:
         st.caption("Supports: " + md_escape(claim))
-    start, end = source.get("startChar") or 0, source.get("endChar") or 0
-    if text and start:  # the document around the chunk, smaller and grey
-        st.caption(md_escape(("…" if start > CONTEXT_CHARS else "")
-                             + text[max(0, start - CONTEXT_CHARS):start]))
-    show_highlighted_chunk(chunk, spans, source.get("tableHeader") if same else None)
-    if text and end < len(text):
-        st.caption(md_escape(text[end:end + CONTEXT_CHARS]
-                             + ("…" if end + CONTEXT_CHARS < len(text) else "")))
-    if detail["status"] == "archived":
+    if passage.before:  # the document around the chunk, smaller and grey
+        st.caption(md_escape(passage.before))
+    show_highlighted_chunk(passage.chunk, passage.spans)
+    if passage.after:
+        st.caption(md_escape(passage.after))
+    if passage.status == "archived":
         st.warning("The document changed since this answer; showing the archived passage.")
-    download = detail.get("archive_download_uri") or source.get("archiveDownloadUri")
     key = f"{source['id']}-{len(history)}"
-    opened = archive_actions(source, browse, download, key)
-    if opened and view is None:
+    opened = archive_actions(passage, key)
+    if opened and passage.view_unreadable:
         st.error("The archived view of this document cannot be read; run `ragbench archive "
                  "check`.")
-    elif opened and view is not None and browse:
-        page = anchor.page if anchor and anchor.page is not None else source.get("page")
-        show_view(view, browse, anchor, page, key)
+    elif opened and passage.view is not None:
+        show_view(passage, key)
 
 
-def archive_view(browse: str | None) -> str | None:
-    """The archive's Markdown view of a document, or None (no entry, or unreadable)."""
-    if not browse:
-        return None
-    try:
-        return wb.archive.text(browse)
-    except RagbenchError:
-        return None
-
-
-def archive_actions(source: dict, browse: str | None, download: str | None, key: str) -> bool:
+def archive_actions(passage: PassageView, key: str) -> bool:
     """"View" (the archive view at the passage) and "Download" (the original); whether the
     view of this citation is open.
     """
     view_col, download_col = st.columns(2)
-    opened = f"{browse}#{source['id']}"
-    if browse and view_col.button("View", key=f"view-{key}",
-                                  help="the archived Markdown view, at this passage"):
+    opened = f"{passage.browse_uri}#{passage.chunk_id}"
+    if passage.browse_uri and view_col.button("View", key=f"view-{key}",
+                                              help="the archived Markdown view, at this passage"):
         st.session_state["archive_view"] = None if st.session_state.get(
             "archive_view") == opened else opened
-    data, name = None, None
-    if download:
-        try:
-            data, name = wb.archive.original(download), Path(download).name
-        except RagbenchError:
-            data = None
-    if data is None and source.get("downloadUrl"):  # no archive entry yet: the stored original
-        original = wb.workspace / source["downloadUrl"]
-        if original.is_file():
-            data, name = original.read_bytes(), original.name
-    if data is not None:
-        download_col.download_button("Download", data, file_name=name, key=f"dl-{key}",
+    if passage.original is not None:
+        download_col.download_button("Download", passage.original,
+                                     file_name=passage.original_name, key=f"dl-{key}",
                                      help="the original file")
-    return bool(browse) and st.session_state.get("archive_view") == opened
+    return bool(passage.browse_uri) and st.session_state.get("archive_view") == opened
 
 
-def show_view(view: str, browse: str, anchor: ViewAnchor | None, page: int | None,
-              key: str) -> None:
-    """The archive view opened at the cited passage: from its section (or the block itself
-    when the section is long), the block holding it marked, then what follows.
+def show_view(passage: PassageView, key: str) -> None:
+    """The archive view opened at the cited passage, cut by `PassageView.view_parts`.
 
     Rendered like the Archive page, by `view_html`: inert HTML (document HTML escaped, images
-    as their alt text, no outside links; archive links keep only their label here). The view
-    is split only between Markdown blocks (`ViewAnchor.block_start/block_end`), so each part
-    renders as it would in the whole view.
+    as their alt text, no outside links; archive links keep only their label here).
     """
+    browse = passage.browse_uri or ""
+
     def show(part: str) -> None:
         if part.strip():
             st.html(view_html(part, browse, lambda uri: None))
 
-    if anchor is None:
+    if passage.anchor is None:
         st.caption("The passage was not found in the archived view (the document changed "
                    "since); showing the view from its top.")
         with st.container(height=420, border=True):
-            show(view[:REST_CHARS])
+            show(passage.view_parts().after)
         return
-    where = []
-    if anchor.heading and not anchor.heading.startswith(("Page ", "Slide ", "Sheet: ")):
-        where.append(f"section “{anchor.heading}”")
-    if page:
-        where.append(f"page {page}")
+    where = [f"section “{passage.view_heading}”"] if passage.view_heading else []
+    if passage.view_page:
+        where.append(f"page {passage.view_page}")
     st.caption(md_escape("Archive view at the cited passage" + (": " if where else "")
                          + ", ".join(where)))
-    whole = st.toggle("Whole document", key=f"whole-{key}")
-    top = 0 if whole else anchor.section_start
+    parts = passage.view_parts(whole=st.toggle("Whole document", key=f"whole-{key}"))
     with st.container(height=420, border=True, key=f"archive-view-{key}"):
-        if not whole and anchor.block_start - top > FAR:
-            line_end = view.find("\n", top)
-            show(view[top:line_end if line_end > 0 else top] if anchor.section_start else "")
-            st.caption(f"… {anchor.block_start - top:,} characters of this section above")
-            top = anchor.block_start
-        show(view[top:anchor.block_start])
+        if parts.skipped:
+            show(parts.heading)
+            st.caption(f"… {parts.skipped:,} characters of this section above")
+        show(parts.before)
         st.badge("Cited passage", icon=":material/format_quote:", color="orange")
         with st.container(border=True, key=f"cited-block-{key}"):
-            show(view[anchor.block_start:anchor.block_end])
-        show(view[anchor.block_end:anchor.block_end + REST_CHARS])
+            show(parts.cited)
+        show(parts.after)
 
 
-def show_answer(turn: int, response: dict) -> None:
-    """Answer text (as plain text), citation buttons, sources and references."""
-    st.text(response["answer"])  # model and document text is never rendered as markdown/HTML
+def show_citations(turn: int, response: dict) -> None:
+    """A button per cited source; the opened one shows its passage."""
     cited = [s for s in response["sources"] if s["cited"]]
     if cited:
         cols = st.columns(min(len(cited), 10))
@@ -249,59 +193,57 @@ def show_answer(turn: int, response: dict) -> None:
                                           help=md_escape(label)):
                 st.session_state["open_citation"] = (turn, source["number"])
     opened = st.session_state.get("open_citation")
-    if opened and opened[0] == turn:
-        match = [s for s in cited if s["number"] == opened[1]]
-        if match:
-            with st.container(border=True, key=f"passage-{turn}"):
-                show_passage(match[0])
-    if response.get("invalid_citations"):
+    match = [s for s in cited if opened and opened[0] == turn and s["number"] == opened[1]]
+    if match:
+        with st.container(border=True, key=f"passage-{turn}"):
+            show_passage(match[0])
+
+
+def show_notes(answer: ChatResponse) -> None:
+    """Removed citations, the fallback reason, the context note, the writer, contradictions."""
+    if answer.invalid_citations:
         st.warning("Removed citations to passages that were not retrieved: "
-                   + ", ".join(response["invalid_citations"]))
-    if response.get("fallback_reason"):
+                   + ", ".join(answer.invalid_citations))
+    if answer.fallback_reason:
         st.info("Answered extractively because the model failed: "
-                + md_escape(response["fallback_reason"]))
-    if response.get("context_note"):
-        st.caption(md_escape(response["context_note"]))
-    st.caption(f"Answered by: {response.get('llm') or 'extractive'}")
-    if response.get("contradictions"):
-        with st.expander(f"Potential contradictions ({len(response['contradictions'])})"):
-            for finding in response["contradictions"]:
-                st.caption(md_escape(f"[{finding['type']}] {finding['topic']}: "
-                                     f"{finding['note']}"))
-                for side in finding["chunks"][:4]:
-                    st.text(f"{side['lens']}: {side.get('span') or side['chunk_id']}")
-    sources = [Source.model_validate(s) for s in response["sources"]]
-    with st.expander(f"Sources ({len(sources)})"):
-        st.dataframe([{"cited": f"[{s.number}]" if s.number else "",
-                       "document": s.title or s.sourceName or s.sourceId or s.label,
-                       "lens": s.lens or "", "page": str(s.page) if s.page is not None else "",
-                       "section": s.sectionPath,
-                       "score": round(s.score, 3) if s.score is not None else None}
-                      for s in sources], hide_index=True, key=f"sources-{turn}")
-    by_id = {s.id: s for s in sources if s.id}
-    if response.get("references"):
+                + md_escape(answer.fallback_reason))
+    if answer.context_note:
+        st.caption(md_escape(answer.context_note))
+    st.caption(f"Answered by: {answer.llm or 'extractive'}")
+    if answer.contradictions:
+        with st.expander(f"Potential contradictions ({len(answer.contradictions)})"):
+            for headline, sides in finding_lines(answer.contradictions):
+                st.caption(md_escape(headline))
+                for side in sides:
+                    st.text(side)
+
+
+def show_details(turn: int, answer: ChatResponse) -> None:
+    """Sources, references and ids, each in an expander (as text and tables)."""
+    with st.expander(f"Sources ({len(answer.sources)})"):
+        st.dataframe(source_rows(answer.sources), hide_index=True, key=f"sources-{turn}")
+    if answer.references:
         with st.expander("References"):
-            for ref in response["references"]:
-                source = by_id.get(ref["chunk_id"])
-                label = source.describe() if source else "a retrieved passage"
-                if source and source.number:
-                    label = f"[{source.number}] {label}"
-                st.progress(ref["relevance"])
-                st.text(f"{label} · relevance {ref['relevance']:.2f}\n{ref['description']}")
+            for relevance, line in reference_lines(answer):
+                st.progress(relevance)
+                st.text(line)
     with st.expander("Details: ids"):
-        st.dataframe([{"cited": f"[{s.number}]" if s.number else "", "id": s.id,
-                       "documentId": s.documentId, "chunkIndex": s.chunkIndex,
-                       "sourceId": s.sourceId, "startChar": s.startChar, "endChar": s.endChar,
-                       "sentences": "; ".join(f"{p.start}-{p.end}" for p in s.passages)}
-                      for s in sources], hide_index=True, key=f"source-ids-{turn}")
-        if response.get("answer_id"):
-            st.text(f"answer id: {response['answer_id']}")
+        st.dataframe(source_id_rows(answer.sources), hide_index=True, key=f"source-ids-{turn}")
+        if answer.answer_id:
+            st.text(f"answer id: {answer.answer_id}")
+
+
+def show_answer(turn: int, response: dict) -> None:
+    """Answer text (as plain text), citation buttons, notes, sources and references."""
+    st.text(response["answer"])  # model and document text is never rendered as markdown/HTML
+    show_citations(turn, response)
+    answer = ChatResponse.model_validate(response)
+    show_notes(answer)
+    show_details(turn, answer)
     if response.get("answer_id"):
         st.caption(f"Saved as {response['answer_id']}")
     elif st.button("Save answer", key=f"save-{turn}"):
-        from ragbench.workbench.presentation import ChatResponse
-
-        response["answer_id"] = wb.answers.save(ChatResponse.model_validate(response))
+        response["answer_id"] = wb.answers.save(answer)
         st.toast(f"Saved as {response['answer_id']}")
         st.rerun()
 

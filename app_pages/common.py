@@ -129,19 +129,6 @@ def reprocess_with_progress(wb: Workbench, label: str) -> Any | None:
     return outcome
 
 
-def cited_spans(passages: list[dict], chunk: str) -> list[tuple[int, int]]:
-    """The supporting sentences of a cited chunk (offsets into `chunk`), merged and in order."""
-    spans = sorted((p["start"], p["end"]) for p in passages
-                   if 0 <= p["start"] < p["end"] <= len(chunk))
-    merged: list[tuple[int, int]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
-
-
 def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]],
                            table_header: str | None = None) -> None:
     """The chunk as readable text with its supporting sentences highlighted, or the whole chunk

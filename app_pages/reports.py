@@ -15,12 +15,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from app_pages.common import cited_spans, show_highlighted_chunk, workbench
+from app_pages.common import show_highlighted_chunk, workbench
 from ragbench.errors import RagbenchError
 from ragbench.workbench.presentation import (
     REPORT_FORMATS,
@@ -38,7 +37,6 @@ EXPORTS: dict[str, tuple[str, str, str]] = {  # format: (button label, MIME type
     "json": ("JSON", "application/json", "json"),
     "essay": ("Essay (specs/000)", "application/json", "essay.json"),
 }
-CONTEXT_CHARS = 400  # document text shown before and after a cited passage
 CITES_PER_ROW = 12
 
 wb = workbench()
@@ -210,52 +208,35 @@ def rewrite(report: Report, part: ReportPart, instruction: str | None) -> None:
 # --- a cited passage ------------------------------------------------------------------------
 
 def show_passage(part: ReportPart, source: Source) -> None:
-    """The cited chunk inside its document text (as text), with View and Download actions."""
+    """The cited chunk inside its document text (as text), with View and Download actions;
+    computed by `wb.reports.passage`, every piece of text escaped or rendered inert here.
+    """
     if not source.id:
         st.caption("This source has no passage.")
         return
     try:
-        target = wb.reports.resolve_citation(source.id)
+        passage = wb.reports.passage(source)
     except RagbenchError as e:
         st.error(md_escape(str(e)))
         return
-    st.markdown(f"**{md_escape(source.title or source.sourceName or source.sourceId or '')}**")
-    where = [f"lens {source.lens}", f"chunk {source.chunkIndex}"]
-    if source.page:
-        where.append(f"page {source.page}")
-    if source.sectionPath:
-        where.append(source.sectionPath)
-    if source.score:
-        where.append(f"score {source.score:.3f}")
-    st.caption(md_escape(" · ".join(where)))
-    doc_id = target.doc_id or source.documentId
-    text = (wb.library.document_text(doc_id)
-            if target.status == "live" and doc_id else None)
-    start, end = target.start_char or 0, target.end_char or 0
-    if text:
-        st.text(("…" if start > CONTEXT_CHARS else "") + text[max(0, start - CONTEXT_CHARS):start])
-    chunk = target.text or source.chunkText
-    spans = cited_spans([p.model_dump() for p in source.passages], chunk) \
-        if chunk == source.chunkText else []  # offsets are into the text the part cited
-    show_highlighted_chunk(chunk, spans)
-    if text:
-        st.text(text[end:end + CONTEXT_CHARS] + ("…" if end + CONTEXT_CHARS < len(text) else ""))
-    if target.status == "archived":
+    st.markdown(f"**{md_escape(passage.title)}**")
+    st.caption(md_escape(passage.where))
+    if passage.before:
+        st.text(passage.before)
+    show_highlighted_chunk(passage.chunk, passage.spans)
+    if passage.after:
+        st.text(passage.after)
+    if passage.status == "archived":
         st.warning("The document changed since this part was written; showing the passage "
                    "stored with the report.")
     view_col, download_col = st.columns(2)
-    browse = target.archive_browse_uri or source.archiveBrowseUri
-    if browse and doc_id:
+    if passage.browse_uri and passage.doc_id:
         view_col.page_link("app_pages/archive.py", label="View", icon=":material/visibility:",
-                           query_params={"doc": doc_id},
+                           query_params={"doc": passage.doc_id},
                            help="the document on the Archive page")
-    download = target.archive_download_uri or source.archiveDownloadUri
-    if download:
-        try:
-            data = wb.archive.original(download)
-        except RagbenchError:
-            return
-        download_col.download_button("Download", data, file_name=Path(download).name,
+    if passage.original is not None:
+        download_col.download_button("Download", passage.original,
+                                     file_name=passage.original_name,
                                      key=f"report-dl-{part.part_id}-{source.number}",
                                      on_click="ignore", help="the original file")
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragbench.answer import ChatResponse
+from ragbench.answer import ChatResponse, Source
 from ragbench.answer.saved import CitationTarget
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
@@ -48,6 +48,7 @@ from ragbench.models import (
 )
 from ragbench.retrieval import MODES
 from ragbench.retrieval.retriever import fts_level_for
+from ragbench.workbench.passages import PassageView, passage_view
 from ragbench.workbench.results import (
     ArchiveBuild,
     ArchiveCheck,
@@ -276,6 +277,17 @@ class AnswersArea(_Area):
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
         """A cited chunk: live from the catalog, else the passage kept with a saved answer."""
         return self._wb.answer_service.resolve_citation(chunk_id)
+
+    def passage(self, source: Source) -> PassageView:
+        """What Chat shows for a cited source: its chunk and sentences, the document text
+        around it, its pages, the archive view at it and the original (`passage_view`).
+        """
+        assert source.id, "a cited source has a chunk id"
+        wb = self._wb
+        return passage_view(source, self.resolve_citation(source.id),
+                            document_text=wb.catalog.document_text,
+                            read_view=wb.archive_folder.read_text,
+                            read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
 
 
 class GraphArea(_Area):

@@ -11,7 +11,7 @@ from typing import Any
 
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
-from ragbench.answer.anchors import ViewAnchor, anchor_in_view
+from ragbench.answer.anchors import ViewAnchor
 from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.render import view_html
@@ -36,6 +36,7 @@ from ragbench.reports import (
 )
 from ragbench.reports.exports import essay_part
 from ragbench.retrieval import MODES
+from ragbench.workbench.passages import PassageView, ViewParts
 
 __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
@@ -43,8 +44,9 @@ __all__ = [
     "lens_colour", "node_fields", "side_label", "REPORT_TEMPLATES", "ChatResponse", "Finding",
     "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
-    "Suggestion", "TemplateInfo", "ViewAnchor", "anchor_in_view", "archive_safe_name",
+    "Suggestion", "TemplateInfo", "ViewAnchor", "PassageView", "ViewParts", "archive_safe_name",
     "md_escape", "view_html", "upload_safe_name", "essay_part", "graph_update_line",
+    "finding_lines", "reference_lines", "source_id_rows", "source_rows",
 ]
 
 DEFAULT_EDGE_TYPES = ("SIMILAR_TO", "TOPIC_OVERLAP")
@@ -386,3 +388,49 @@ def link_reason(neighbour: dict[str, Any]) -> str:
         periods = neighbour.get("shared_periods") or []
         return ("same period: " + ", ".join(periods)) if periods else "a shared period"
     return _LINK_REASON.get(etype, etype.replace("_", " ").lower())
+
+
+def _cited_mark(source: Source) -> str:
+    return f"[{source.number}]" if source.number else ""
+
+
+def source_rows(sources: Sequence[Source]) -> list[dict[str, Any]]:
+    """An answer's sources as table rows: cited mark, document, lens, page, section, score."""
+    return [{"cited": _cited_mark(s), "document": s.title or s.sourceName or s.sourceId or s.label,
+             "lens": s.lens or "", "page": str(s.page) if s.page is not None else "",
+             "section": s.sectionPath, "score": round(s.score, 3) if s.score is not None else None}
+            for s in sources]
+
+
+def source_id_rows(sources: Sequence[Source]) -> list[dict[str, Any]]:
+    """An answer's sources as rows of ids and offsets (chunk, document, source, sentences)."""
+    return [{"cited": _cited_mark(s), "id": s.id, "documentId": s.documentId,
+             "chunkIndex": s.chunkIndex, "sourceId": s.sourceId, "startChar": s.startChar,
+             "endChar": s.endChar,
+             "sentences": "; ".join(f"{p.start}-{p.end}" for p in s.passages)}
+            for s in sources]
+
+
+def reference_lines(response: ChatResponse) -> list[tuple[float, str]]:
+    """(relevance, text) of each reference: the source's label (with its [n] when cited), its
+    relevance and what it contributes.
+    """
+    by_id = {s.id: s for s in response.sources if s.id}
+    out = []
+    for ref in response.references:
+        source = by_id.get(ref.chunk_id)
+        label = source.describe() if source else "a retrieved passage"
+        if source and source.number:
+            label = f"[{source.number}] {label}"
+        out.append((ref.relevance, f"{label} · relevance {ref.relevance:.2f}\n{ref.description}"))
+    return out
+
+
+def finding_lines(findings: Sequence[dict[str, Any]], sides: int = 4,
+                  ) -> list[tuple[str, list[str]]]:
+    """Each potential contradiction of an answer as (headline, 'lens: span' of its first
+    `sides` sides).
+    """
+    return [(f"[{f['type']}] {f['topic']}: {f['note']}",
+             [f"{side['lens']}: {side.get('span') or side['chunk_id']}"
+              for side in f["chunks"][:sides]]) for f in findings]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ragbench.answer import Source
 from ragbench.answer.llm import ChatModel, UnavailableModel
 from ragbench.answer.saved import CitationTarget
 from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
@@ -34,6 +35,7 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
+from ragbench.workbench.passages import PassageView, passage_view
 
 if TYPE_CHECKING:
     from ragbench.workbench.facade import Workbench
@@ -217,6 +219,18 @@ class ReportsArea:
             raise InvalidRequestError(f"unknown export format {fmt!r}; choose one of "
                                       f"{', '.join(exports.FORMATS)}")
         return exports.export(self.get(report_id), fmt, link_base)
+
+    def passage(self, source: Source) -> PassageView:
+        """What Reports shows for a cited source (`passage_view` over this report's citation
+        target: live, or the passage stored with the report).
+        """
+        if not source.id:
+            raise InvalidRequestError("this source has no passage")
+        wb = self._wb
+        return passage_view(source, self.resolve_citation(source.id),
+                            document_text=wb.catalog.document_text,
+                            read_view=wb.archive_folder.read_text,
+                            read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
 
     def resolve_citation(self, chunk_id: str) -> ReportCitationTarget:
         """A cited chunk: live from the catalog, else the passage stored with a report (or a
