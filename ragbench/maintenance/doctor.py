@@ -180,8 +180,9 @@ class Doctor:
             rows = self.catalog.get_chunks(missing)
             ids = [c for c in missing if c in rows]
             vectors = self._embedder().embed([rows[c]["embedding_text"] for c in ids])
-            summaries = dict(self.catalog.conn.execute(
-                "SELECT doc_id, context_summary FROM documents"))
+            docs = {rows[c]["doc_id"] for c in ids}
+            summaries = {d: (record.context_summary if record else None)
+                         for d in docs for record in [self.catalog.get_document(d)]}
             metas = [vector_meta({**rows[c], "context_summary": summaries.get(rows[c]["doc_id"])},
                                  rows[c]["file_name"]) for c in ids]
             store.upsert(ids, vectors, metas)

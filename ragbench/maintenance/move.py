@@ -141,8 +141,15 @@ def _refuse_nonempty_schema(pg: sa.Connection, schema: str) -> None:
                 "empty): migrate into a new or empty schema (--schema NAME)")
 
 
+DERIVED_COLUMNS = {"chunks": {"fts_text"}}
+"""SQLite columns the other backend derives itself: `fts_text` is the SQLite full-text index's
+stemmed copy of the chunk text (PostgreSQL generates its `tsv` column; a copy back into SQLite
+refills it with `Catalog.fts_rebuild`)."""
+
+
 def _sqlite_columns(conn: sqlite3.Connection, name: str) -> list[str]:
-    columns = [r[1] for r in conn.execute(f"PRAGMA table_info({name})")]
+    columns = [r[1] for r in conn.execute(f"PRAGMA table_info({name})")
+               if r[1] not in DERIVED_COLUMNS.get(name, set())]
     return (["rowid"] if name in ROWID_TABLES else []) + columns
 
 
@@ -202,6 +209,7 @@ def to_folder(
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
+                catalog.fts_rebuild()  # the index's stemmed text (not a PostgreSQL column)
                 counts["vectors"] = _vectors_to_chroma(pg, open_vectors(temp / "chroma"),
                                                        progress)
         catalog.close()
