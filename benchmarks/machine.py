@@ -9,6 +9,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from ragbench.embeddings.runtime import cpu_info as read_cpu
+
 CPUINFO = Path("/proc/cpuinfo")
 # flags that select different matrix kernels in ONNX Runtime / torch, so different rounding
 KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512_vnni",
@@ -16,20 +18,12 @@ KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512_v
 
 
 def cpu_info(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
-    """CPU model name and which of KERNEL_FLAGS it has, read from /proc/cpuinfo."""
-    model, flags = platform.processor() or platform.machine(), set[str]()
-    try:
-        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key in ("model name", "Model", "cpu model") and value.strip():
-            model = value.strip()
-        elif key in ("flags", "Features"):
-            flags |= set(value.split())
-    return {"model": model, "flags": {f: f in flags for f in KERNEL_FLAGS}}
+    """CPU model name and which of KERNEL_FLAGS it has, read from /proc/cpuinfo (the library's
+    reader, `ragbench.embeddings.runtime.cpu_info`, with the benchmarks' wider flag list).
+    """
+    info = read_cpu(cpuinfo, KERNEL_FLAGS)
+    have = set(info["flags"])  # type: ignore[call-overload]
+    return {"model": info["model"], "flags": {f: f in have for f in KERNEL_FLAGS}}
 
 
 def machine_info() -> dict[str, Any]:

@@ -72,12 +72,16 @@ PROBE_TEXTS: tuple[str, ...] = (*_SENTENCES, " ".join(_SENTENCES * 4))
 """Fixed probe set: 16 short texts and one long text (several model windows)."""
 
 
-def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, object]:
-    """CPU model name and the kernel-selecting flags it has (from /proc/cpuinfo)."""
+KERNEL_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni",
+                "avx512_bf16", "amx_int8", "asimd", "asimddp")
+"""CPU flags by which runtimes (torch, onnxruntime) select their kernels."""
+
+
+def cpu_info(cpuinfo: Path = Path("/proc/cpuinfo"),
+             flags_wanted: tuple[str, ...] = KERNEL_FLAGS) -> dict[str, object]:
+    """CPU model name and which of `flags_wanted` it has (from /proc/cpuinfo)."""
     import platform
 
-    flags_wanted = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni",
-                    "avx512_bf16", "amx_int8", "asimd", "asimddp")
     model, flags = platform.processor() or platform.machine(), set[str]()
     try:
         text = cpuinfo.read_text(encoding="utf-8", errors="replace")
