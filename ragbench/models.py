@@ -35,7 +35,8 @@ QuadPoint = dict[str, float]
 
 def box_quad(box: Box) -> list[QuadPoint]:
     """specs/003's `bbox_quad` of a box: its four corners, counter-clockwise from the bottom
-    left (x0,y0), (x1,y0), (x1,y1), (x0,y1), rounded to 0.1 pt (small in vector metadata)."""
+    left (x0,y0), (x1,y0), (x1,y1), (x0,y1), rounded to 0.1 pt (small in vector metadata).
+    """
     x0, y0, x1, y1 = (round(v, 1) for v in box)
     return [{"x": x0, "y": y0}, {"x": x1, "y": y0}, {"x": x1, "y": y1}, {"x": x0, "y": y1}]
 

@@ -3,8 +3,9 @@
 Binary signatures decide first (PDF, Office zip packages, images, known non-document formats).
 Text content is then sniffed for HTML, email headers and a `WEBVTT` first line: the extension
 wins when it names a text format (the content is ambiguous), the content wins when the
-extension names a binary format the bytes do not match, or says only `.txt`. A file with no known extension is also sniffed for
-JSON (it must parse) and XML (an XML declaration or a feed root).
+extension names a binary format the bytes do not match, or says only `.txt`. A file with no
+known extension is also sniffed for JSON (it must parse) and XML (an XML declaration or a feed
+root).
 """
 
 from __future__ import annotations
