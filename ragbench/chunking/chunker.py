@@ -385,7 +385,7 @@ def _make_chunks(
         line_no += text.count("\n", line_pos, c0)
         line_pos = c0
         chunk_text = text[c0:c1]
-        rows.append({
+        row: dict[str, object] = {
             "chunk_id": chunk_id,
             "doc_id": doc_id,
             "chunk_index": index,
@@ -410,10 +410,12 @@ def _make_chunks(
             "code_language": typed.code_language if typed else None,
             "lens": lens,
             "embedding_text": chunk_text,
-            "start_timestamp_ms": time_from,
-            "end_timestamp_ms": time_to,
-            "bbox_quad": box_quad(box) if box is not None else None,
-        })
+        }
+        if time_from is not None:  # a subtitle chunk: first cue's start, last cue's end
+            row["start_timestamp_ms"], row["end_timestamp_ms"] = time_from, time_to
+        if box is not None:  # a PDF chunk: the lines it covers on its first page
+            row["bbox_quad"] = box_quad(box)
+        rows.append(row)
     return _CHUNK_LIST.validate_python(rows)
 
 

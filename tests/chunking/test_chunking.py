@@ -246,8 +246,11 @@ def test_chunks_are_validated_models_with_their_own_lists():
                  ("heading", "Code"), ("code", "x = 1\n" * 40), ("table", "| a | b |\n" * 30)])
     chunks = chunk_document(doc, "d" * 16, 64, 8, lens="field")
     assert len(chunks) > 3
-    # context_header (ingest context) and table_header (`attach_table_headers`) come later
-    set_by_chunker = set(Chunk.model_fields) - {"context_header", "table_header"}
+    # context_header (ingest context) and table_header (`attach_table_headers`) come later;
+    # cue times and PDF boxes are set only for blocks that have them (none here)
+    set_by_chunker = set(Chunk.model_fields) - {"context_header", "table_header",
+                                                "start_timestamp_ms", "end_timestamp_ms",
+                                                "bbox_quad"}
     for c in chunks:
         assert type(c) is Chunk
         assert Chunk.model_validate(c.model_dump()) == c
