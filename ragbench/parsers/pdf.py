@@ -48,9 +48,9 @@ from ragbench.parsers.ocr import OcrEngine, OcrError
 from ragbench.parsers.text import paragraphs
 
 try:  # glyph widths as pypdf's own text extraction reads them (a module private to pypdf)
-    from pypdf.generic._font import Font as _PdfFont
+    from pypdf.generic import _font as _pdf_fonts
 except ImportError:  # pragma: no cover - a pypdf without it: half an em per character
-    _PdfFont = None
+    _pdf_fonts = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -149,11 +149,12 @@ class _Widths:
     def ems(self, text: str, font: Any) -> float:
         """The advance of `text` in ems (`_EM` per character when the widths are unknown)."""
         widths = None
-        if font is not None and _PdfFont is not None:
+        if font is not None and _pdf_fonts is not None:
             key = id(font)
             if key not in self._fonts:
                 try:
-                    self._fonts[key] = dict(_PdfFont.from_font_resource(font).character_widths)
+                    read = _pdf_fonts.Font.from_font_resource(font)
+                    self._fonts[key] = dict(read.character_widths)
                 except Exception:  # a damaged font dictionary: estimate
                     self._fonts[key] = None
             widths = self._fonts[key]
