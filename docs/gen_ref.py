@@ -35,9 +35,23 @@ GENERATED_NOTE = ("*Generated when the site is built (`docs/gen_ref.py`) from {s
                   "it cannot fall out of step with the code.*")
 
 
+CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+
+
+def md(text: Any) -> str:
+    """Text from the code as Markdown: `<` outside code spans escaped, so `<doc_id>` in a help
+    text shows instead of vanishing as an unknown HTML tag.
+    """
+    text, out, end = str(text), [], 0
+    for span in CODE_SPAN.finditer(text):
+        out += [text[end:span.start()].replace("<", "&lt;"), span.group(0)]
+        end = span.end()
+    return "".join([*out, text[end:].replace("<", "&lt;")])
+
+
 def cell(text: Any) -> str:
-    """One Markdown table cell: a single line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One Markdown table cell: a single line, pipes and `<` escaped."""
+    return md(" ".join(str(text).split())).replace("|", "\\|")
 
 
 def code(value: Any) -> str:
@@ -96,14 +110,14 @@ def cli_page() -> str:
         out += ["", f'## {path} {{#{path.replace(" ", "-")}}}', "", "```",
                 " ".join(command.get_usage(ctx).split()), "```", ""]
         if command.help:
-            out += [command.help.replace("\b\n", "").strip(), ""]
+            out += [md(command.help.replace("\b\n", "").strip()), ""]
         records = [r for p in command.params if (r := p.get_help_record(ctx))]
         if records:
             out += ["| argument / option | help |", "|---|---|"]
             out += [f"| {code(name)} | {cell(text)} |" for name, text in records]
             out.append("")
         if getattr(command, "epilog", None):
-            out += [command.epilog.strip(), ""]
+            out += [md(command.epilog.strip()), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -233,7 +247,7 @@ def http_page() -> str:
                 f"**{op.get('summary', '')}**" + (f" (tags: {', '.join(op['tags'])})"
                                                   if op.get("tags") else ""), ""]
         if op.get("description"):
-            out += [op["description"].strip(), ""]
+            out += [md(op["description"].strip()), ""]
         params = op.get("parameters", [])
         if params:
             out += ["| parameter | in | type | required | description |", "|---|---|---|---|---|"]
@@ -285,7 +299,7 @@ def mcp_page() -> str:
         out.append(f"| [{code(tool.name)}](#{tool.name}) | {cell(first)} |")
     for tool in listing["tools"]:
         out += ["", f"## {code(tool.name)} {{#{tool.name}}}", "",
-                " ".join((tool.description or "").split()), ""]
+                md(" ".join((tool.description or "").split())), ""]
         props = tool.input_schema.get("properties", {})
         required = set(tool.input_schema.get("required", []))
         if props:
