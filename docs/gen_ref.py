@@ -158,13 +158,13 @@ def settings_page() -> str:
            f"Each field is a key of `WORKSPACE/{SETTINGS_FILE}` and the environment variable "
            f"`{ENV_PREFIX}<NAME>`; how the layers combine and what the settings change: "
            "[Settings](../settings.md).", "",
-           "| setting | type | default | valid | variable | description |",
-           "|---|---|---|---|---|---|"]
+           "| setting (variable) | type and valid values | default | description |",
+           "|---|---|---|---|"]
     for name, field in Settings.model_fields.items():
-        limits = _setting_limits(field.metadata)
-        out.append(f"| {code(name)} | {cell(_setting_type(field.annotation))} | "
-                   f"{cell(_toml(field.default))} | {cell(limits)} | "
-                   f"{code(ENV_PREFIX + name.upper())} | {cell(field.description or '')} |")
+        kind = ", ".join(filter(None, [_setting_type(field.annotation),
+                                       _setting_limits(field.metadata)]))
+        out.append(f"| {code(name)}<br>{code(ENV_PREFIX + name.upper())} | {cell(kind)} | "
+                   f"{cell(_toml(field.default))} | {cell(field.description or '')} |")
     return "\n".join(out) + "\n"
 
 
