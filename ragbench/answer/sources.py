@@ -13,13 +13,68 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import quote
 
-if TYPE_CHECKING:
-    from ragbench.answer.answerer import Source
-
 _SAFE = "/#=:-._~"
+
+
+class Source(Protocol):
+    """What a Sources line reads of a cited source (`ragbench.answer.answerer.Source` has it).
+
+    A Protocol, not that model: the answerer imports this module to write its Sources block,
+    so importing the model back would make a cycle.
+    """
+
+    @property
+    def number(self) -> int | None:
+        """The [n] used in the answer text, if cited."""
+        ...
+
+    @property
+    def id(self) -> str | None:
+        """The chunk id."""
+        ...
+
+    @property
+    def title(self) -> str | None:
+        """The document title."""
+        ...
+
+    @property
+    def sourceName(self) -> str:  # noqa: N802 - the specs/001 wire name
+        """The source's file name."""
+        ...
+
+    @property
+    def page(self) -> int | None:
+        """The page of the passage, when known."""
+        ...
+
+    @property
+    def lens(self) -> str | None:
+        """The lens of the document."""
+        ...
+
+    @property
+    def viewUrl(self) -> str | None:  # noqa: N802
+        """The stored file at the passage's range (when there is no archive view)."""
+        ...
+
+    @property
+    def downloadUrl(self) -> str | None:  # noqa: N802
+        """The stored original (when there is no archived one)."""
+        ...
+
+    @property
+    def archiveBrowseUri(self) -> str | None:  # noqa: N802
+        """The archive's Markdown view."""
+        ...
+
+    @property
+    def archiveDownloadUri(self) -> str | None:  # noqa: N802
+        """The archived original."""
+        ...
 
 
 def link(uri: str | None, base: str) -> str | None:
