@@ -55,11 +55,13 @@ ocr-deps:
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; fi; }
 
 ## lint-imports: the import contracts of pyproject.toml ([tool.importlinter]: layers, faces,
-## no streamlit in the library, no cycles), without its cache file in the tree.
+## no streamlit in the library, no cycles), without its cache file in the tree; complexity.py:
+## no function of cyclomatic complexity above 25 (radon).
 lint: install-dev
 	$(BIN)/ruff check ragbench tests benchmarks app_pages app.py scripts
 	$(BIN)/mypy ragbench
 	$(BIN)/lint-imports --no-cache --no-logo
+	$(BIN)/python scripts/complexity.py ragbench app_pages app.py
 
 ## Coverage floor: a full run measured 94.86% of ragbench/ on 2026-11-24, the servers the tests
 ## start (ragbench serve, ragbench mcp) included (pyproject: patch = subprocess, sigterm = true).
