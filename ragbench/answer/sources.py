@@ -19,7 +19,7 @@ from urllib.parse import quote
 _SAFE = "/#=:-._~"
 
 
-class Source(Protocol):
+class SourceLike(Protocol):
     """What a Sources line reads of a cited source (`ragbench.answer.answerer.Source` has it).
 
     A Protocol, not that model: the answerer imports this module to write its Sources block,
@@ -93,13 +93,13 @@ def label(text: str) -> str:
     return " ".join(text.replace("|", "/").replace("[", "(").replace("]", ")").split())
 
 
-def source_links(source: Source, base: str = "") -> tuple[str | None, str | None]:
+def source_links(source: SourceLike, base: str = "") -> tuple[str | None, str | None]:
     """(view, download) links of a cited passage."""
     return (link(source.archiveBrowseUri or source.viewUrl, base),
             link(source.archiveDownloadUri or source.downloadUrl, base))
 
 
-def source_line(source: Source, base: str = "", lens: bool = False) -> str:
+def source_line(source: SourceLike, base: str = "", lens: bool = False) -> str:
     """One specs/004 source line: `[n] Title | p.N | [View](..) | [Download](..)` (`lens`:
     the lens after the page).
     """
@@ -116,7 +116,7 @@ def source_line(source: Source, base: str = "", lens: bool = False) -> str:
     return " | ".join(bits)
 
 
-def sources_block(sources: Sequence[Source], base: str = "") -> str:
+def sources_block(sources: Sequence[SourceLike], base: str = "") -> str:
     """`**Sources:**` and one line per cited source in [n] order ('' when none is cited)."""
     cited = sorted((s for s in sources if s.number is not None), key=lambda s: s.number or 0)
     if not cited:
