@@ -82,11 +82,11 @@ def test_the_cycle_check_sees_lazy_relative_and_type_checking_cycles(tmp_path):
 
 def _first_party(path: Path) -> tuple[str, set[str]]:
     """The module name of `path` and the first-party modules it can import: ragbench's and
-    app_pages', and for a script (benchmarks/, scripts/) its sibling modules too.
+    app_pages', and for a script (benchmarks/, scripts/, docs/) its sibling modules too.
     """
     modules = {_module_name(p, ROOT) for p in [*PKG.rglob("*.py"),
                                                  *(ROOT / "app_pages").glob("*.py")]}
-    if path.parent.name == "benchmarks" or path.parent.name == "scripts":
+    if path.parent.name in ("benchmarks", "scripts", "docs"):
         return path.stem, modules | {p.stem for p in path.parent.glob("*.py")}
     return _module_name(path, ROOT), modules
 
@@ -120,7 +120,8 @@ def private_names(source: str, me: str, is_package: bool, modules: set[str]) -> 
 
 def test_no_module_takes_another_modules_private_names():
     sources = [*PKG.rglob("*.py"), *(ROOT / "app_pages").glob("*.py"), ROOT / "app.py",
-               *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")]
+               *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "scripts").rglob("*.py"),
+               *(ROOT / "docs").glob("*.py")]
     bad = {}
     for path in sources:
         me, modules = _first_party(path)
