@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from ragbench.answer import Source
 from ragbench.answer.llm import ChatModel, UnavailableModel
@@ -35,10 +34,8 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
+from ragbench.workbench.areas import AnsweringParts
 from ragbench.workbench.passages import PassageView, passage_view
-
-if TYPE_CHECKING:
-    from ragbench.workbench.facade import Workbench
 
 TokenStream = Callable[[str, str], None]
 """on_token(part_id, delta): model text as it is written (LLM path only)."""
@@ -53,7 +50,7 @@ class ReportCitationTarget(CitationTarget):
 class ReportsArea:
     """Reports from templates; write, tune, reorder and export their parts."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: AnsweringParts) -> None:
         self._wb = wb
         self.options = GenerationOptions(citation_header=wb.settings.citation_header)
         """Retrieval depth and digest sizes used for every part (tests and benchmarks tune)."""
@@ -67,7 +64,7 @@ class ReportsArea:
         retriever.graph = wb.retriever.graph
         return ReportService(
             open_reports(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
-            wb._contradictions_among,
+            wb.contradictions_among,
             PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback,
                           wb.answerer.sentence_embedder, wb.catalog.word_rarity))
 
