@@ -273,8 +273,10 @@ class AnswersArea(_Area):
         return self._wb.answer_service.saved(limit)
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
-        """A cited chunk: live from the catalog, else the passage kept with a saved answer."""
-        return self._wb.answer_service.resolve_citation(chunk_id)
+        """A cited chunk: live from the catalog, else the passage kept with a report or a saved
+        answer (`wb.citations`, the same resolver as every face's).
+        """
+        return self._wb.citations.resolve(chunk_id)
 
     def passage(self, source: Source) -> PassageView:
         """What Chat shows for a cited source: its chunk and sentences, the document text

@@ -69,6 +69,7 @@ from ragbench.workbench.areas import (
     SearchArea,
 )
 from ragbench.workbench.chats import ChatsArea
+from ragbench.workbench.citations import CitationResolver
 from ragbench.workbench.jobs import JobsArea
 from ragbench.workbench.reports import ReportsArea
 
@@ -135,6 +136,10 @@ class Workbench:
             self.answerer, self.catalog, self.settings,
             lambda ids, wide=False, places=False: self.contradictions_among(
                 ids, neighbours=wide, places=places))
+
+        self.citations = CitationResolver(self.answer_service,
+                                          lambda: self.reports.service.store)
+        """The one citation resolver (live → report → saved answer) of every face."""
 
         self.library = LibraryArea(self)
         self.search = SearchArea(self)
