@@ -1,5 +1,5 @@
 """The one citation resolver every face uses (`wb.citations`, and through it
-`wb.answers.resolve_citation`, `wb.reports.resolve_citation`, HTTP `GET /v1/citations/{id}`,
+`wb.answers.resolve_citation`, `wb.reports.resolve_citation`, HTTP `GET /v1/chunks/{chunk_id}`,
 MCP `resolve_citation`, the app's passage views).
 
 A `[C:chunk_id]` may come from a live answer, a report or a saved answer, and its chunk may

@@ -31,6 +31,7 @@ from ragbench.store.backends import Stores
 from ragbench.store.catalog import Catalog
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore
+from ragbench.workbench.citations import CitationResolver
 
 
 class WorkbenchParts(Protocol):
@@ -51,6 +52,7 @@ class WorkbenchParts(Protocol):
     graph_service: GraphService
     answerer: Answerer
     answer_service: AnswerService
+    citations: CitationResolver
     library_service: Library
     doctor_service: Doctor
     archive_folder: Archive
