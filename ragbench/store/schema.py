@@ -95,7 +95,8 @@ def sql_statements(script: str) -> list[str]:
 def catalog_connection(bind: sa.Connection) -> sqlite3.Connection:
     """The catalog's own sqlite3 connection under the SQLAlchemy connection a revision gets
     (`op.get_bind()`), for steps written against sqlite3 (PRAGMA reads, `executemany`); it
-    is in the same transaction."""
+    is in the same transaction.
+    """
     raw = bind.connection.dbapi_connection
     if not isinstance(raw, _Borrowed):
         raise TypeError("SQLite catalog revisions run only through ragbench.store.schema.migrate")
@@ -177,7 +178,8 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 def schema_revision(conn: sqlite3.Connection) -> str | None:
     """The catalog's Alembic revision; None when no Alembic run has recorded one (a new file,
-    or a catalog of the hand-written runner, whose `schema_version` tells its step)."""
+    or a catalog of the hand-written runner, whose `schema_version` tells its step).
+    """
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
                     "AND name = 'alembic_version'").fetchone() is None:
         return None
@@ -196,7 +198,8 @@ def _database_name(conn: sqlite3.Connection) -> str:
 def _starting_point(conn: sqlite3.Connection, chain: tuple[str, ...]) -> tuple[str | None, bool]:
     """(revision the catalog is at, whether it must be stamped first); `StoreError` for a
     catalog newer than `chain`. A catalog without a version table is at the legacy step its
-    `user_version` names (None: nothing yet, every revision runs)."""
+    `user_version` names (None: nothing yet, every revision runs).
+    """
     found = schema_revision(conn)
     if found is not None:
         if found not in chain:
@@ -246,8 +249,8 @@ def migrate(conn: sqlite3.Connection, target: str = "head",
     goal = chain[-1] if target == "head" else target
     if goal not in chain:
         raise ValueError(f"unknown SQLite catalog revision {target!r}")
-    start, _ = _starting_point(conn, chain)  # refuse a newer catalog before taking the lock
-    if start is not None and chain.index(start) >= chain.index(goal):
+    start, stamp = _starting_point(conn, chain)  # refuse a newer catalog before the lock
+    if not stamp and start is not None and chain.index(start) >= chain.index(goal):
         return []
 
     engine = sa.create_engine("sqlite://", creator=lambda: _Borrowed(conn), poolclass=NullPool)
@@ -256,12 +259,12 @@ def migrate(conn: sqlite3.Connection, target: str = "head",
     try:
         with engine.begin() as connection:  # COMMIT at the end, ROLLBACK on any exception
             start, stamp = _starting_point(conn, chain)  # another opener may have got here
-            if start is not None and chain.index(start) >= chain.index(goal):
-                return []
             config = _config(connection, location)
             config.attributes["applied"] = applied
             if stamp and start is not None:
                 command.stamp(config, start)
+            if start is not None and chain.index(start) >= chain.index(goal):
+                return []  # at or past the goal (stamped, if it was a legacy catalog)
             command.upgrade(config, goal)
             conn.execute(f"PRAGMA user_version = {chain.index(goal) + 1}")
     except (sqlite3.Error, sa.exc.DBAPIError) as e:

@@ -11,7 +11,11 @@ outside Alembic (as `pkgutil.walk_packages` does) runs nothing.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+from typing import Any
+
 from alembic import context
+from alembic.runtime.migration import MigrationContext, MigrationInfo
 
 
 def run() -> None:
@@ -19,15 +23,16 @@ def run() -> None:
     config = context.config
     applied: list[str] = config.attributes.setdefault("applied", [])
 
-    def record(ctx: object, step: object, heads: object, run_args: object) -> None:
-        if not getattr(step, "is_stamp", False):
-            applied.append(str(getattr(step, "up_revision_id", "")))
+    def record(ctx: MigrationContext, step: MigrationInfo, heads: Collection[Any],
+               run_args: Mapping[str, Any]) -> None:
+        if not step.is_stamp:
+            applied.append(str(step.up_revision_id))
 
     context.configure(
         connection=config.attributes["connection"],
         transactional_ddl=True,
         render_as_batch=True,
-        on_version_apply=[record],
+        on_version_apply=record,
     )
     with context.begin_transaction():
         context.run_migrations()

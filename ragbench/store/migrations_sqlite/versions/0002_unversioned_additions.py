@@ -68,7 +68,8 @@ _UNVERSIONED_COLUMNS: list[tuple[str, str, str]] = [
 def upgrade() -> None:
     """Add what is missing. The document FTS index is filled once for catalogs whose documents
     predate it (the `documents_fts` meta flag, kept from the old code, says it was done); the
-    old `schema_version` meta row goes, since the revision is the record now."""
+    old `schema_version` meta row goes, since the revision is the record now.
+    """
     conn = catalog_connection(op.get_bind())
     execute_script(conn, _UNVERSIONED_ADDITIONS)
     for table, column, decl in _UNVERSIONED_COLUMNS:

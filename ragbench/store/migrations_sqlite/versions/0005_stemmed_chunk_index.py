@@ -53,7 +53,8 @@ END;
 
 def upgrade() -> None:
     """Swap the porter chunk index for one over `chunks.fts_text`, filled here; a catalog
-    that has the column already (made by code that had this step) is left alone."""
+    that has the column already (made by code that had this step) is left alone.
+    """
     conn = catalog_connection(op.get_bind())
     if "fts_text" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
         return
