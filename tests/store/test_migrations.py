@@ -296,6 +296,7 @@ def test_revisions_are_one_chain_starting_with_the_legacy_steps() -> None:
     chain = revision_chain()
     assert chain[:5] == ("s0001", "s0002", "s0003", "s0004", "s0005")
     assert [LEGACY_REVISIONS[n] for n in range(1, legacy.SCHEMA_VERSION + 1)] == list(chain[:5])
+    assert schema.HEAD_REVISION == chain[-1]  # the fast path of an open knows the head
 
 
 def test_new_catalog_schema_is_exactly_what_the_hand_written_runner_made(tmp_path: Path) -> None:
