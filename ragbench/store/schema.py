@@ -286,7 +286,7 @@ def migrate(conn: sqlite3.Connection, target: str = "head",
         error = e.orig if isinstance(e, sa.exc.DBAPIError) else e
         raise StoreError(
             f"Migration {failed} of the catalog {_database_name(conn)} failed and was rolled "
-            f"back; the catalog stays at {start or 'its empty state'} (schema version "
+            f"back; the catalog stays as it was (at {start or 'no revision'}, schema version "
             f"{schema_version(conn)}): {error}") from e
     finally:
         engine.dispose()

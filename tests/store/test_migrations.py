@@ -555,7 +555,7 @@ def test_a_failing_revision_rolls_back_the_whole_upgrade(tmp_path: Path) -> None
         Catalog(path)
     message = str(info.value)
     assert "Migration s0004" in message and str(path) in message
-    assert "rolled back" in message and "stays at s0002" in message
+    assert "rolled back" in message and "stays as it was (at s0002" in message
     assert "updated_at" in message
 
     conn = sqlite3.connect(path, isolation_level=None)
