@@ -22,7 +22,7 @@ from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings, redact_url
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
-from ragbench.errors import InvalidRequestError, LLMError
+from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.graph import ContextGraph
 from ragbench.graph.service import graph_update
 from ragbench.ingest import Progress
@@ -287,7 +287,7 @@ class AnswersArea(_Area):
         return passage_view(source, self.resolve_citation(source.id),
                             document_text=wb.catalog.document_text,
                             read_view=wb.archive_folder.read_text,
-                            read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
+                            read_original=wb.archive.original, workspace=wb.workspace)
 
 
 class GraphArea(_Area):
@@ -371,8 +371,20 @@ class ArchiveArea(_Area):
         return self._wb.archive_folder.read_text(uri)
 
     def original(self, uri: str) -> bytes:
-        """An archived original by its `archive_download_uri` (confined to the archive)."""
-        return self._wb.archive_folder.read_bytes(uri)
+        """An archived original by its `archive_download_uri` (confined to the archive).
+
+        On PostgreSQL a document stored by another host has no file in this host's archive:
+        its original comes from the database (`PgOriginals`), by the document that has this
+        download URI.
+        """
+        wb = self._wb
+        try:
+            return wb.archive_folder.read_bytes(uri)
+        except NotFoundError:
+            data = wb.originals.by_download_uri(uri) if wb.originals is not None else None
+            if data is None:
+                raise
+            return data
 
     def threads(self) -> dict[str, list[str]]:
         """E-mail threads: doc id → its thread's doc ids in date order, for messages with

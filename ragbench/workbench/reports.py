@@ -230,7 +230,7 @@ class ReportsArea:
         return passage_view(source, self.resolve_citation(source.id),
                             document_text=wb.catalog.document_text,
                             read_view=wb.archive_folder.read_text,
-                            read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
+                            read_original=wb.archive.original, workspace=wb.workspace)
 
     def resolve_citation(self, chunk_id: str) -> ReportCitationTarget:
         """A cited chunk: live from the catalog, else the passage stored with a report (or a
