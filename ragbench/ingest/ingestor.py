@@ -487,6 +487,9 @@ class Ingestor:
         for doc_id in replaced:
             if doc_id not in kept_ids:
                 mark_leaving(self.files_dir / doc_id)
+        old_hashes = ([r.file_hash for d in replaced
+                       if (r := self.catalog.get_document(d, include_failed=True))]
+                      if self.originals is not None else [])
         with self._archived(units):
             _pause_point("after_archive")
             with self.catalog.transaction() as tx:
@@ -497,6 +500,8 @@ class Ingestor:
                                            unit.record.file_name)
                     self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
                     self.catalog.set_archive_links(tx, unit.record)
+                if self.originals is not None:  # the replaced versions' files, if unused now
+                    self.originals.forget(getattr(tx, "conn", tx), old_hashes)
         _pause_point("after_commit")
         for unit in units:
             clear_pending(self.files_dir / unit.record.doc_id)

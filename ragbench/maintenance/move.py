@@ -237,7 +237,8 @@ def _refuse_pending_uploads(pg: sa.Connection) -> None:
         return
     pending = pg.execute(sa.text("SELECT count(*) FROM uploads WHERE outcome IS NULL")).scalar()
     if pending:
-        raise StoreError(f"{pending} uploads are still queued in this workspace; an embedded "
+        raise StoreError(f"{pending} uploads are still queued in this workspace (jobs of any "
+                         "kind: uploads, paths, re-processing, graph); an embedded "
                          "workspace has no queue: let the workers finish (`ragbench worker "
                          "--once`) and migrate again")
 

@@ -13,7 +13,8 @@ documents' `file_hash`) in the table `originals`:
 - re-processing (`find_original`) and the archive's download of an original read it from here
   before looking on this host's disk;
 - `prune` deletes the rows no document and no pending job refers to any more (after a delete
-  or a clear).
+  or a clear), `forget` those of the versions a new version of a document replaced (in the
+  transaction that replaces them).
 
 `OriginalStore` is the seam: the database is its only implementation (an object store could
 be another one; none is written). This host's `files/` copy is still written, as a cache the
@@ -23,6 +24,7 @@ archive links its download file to.
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -61,6 +63,12 @@ class OriginalStore(Protocol):
 
     def get(self, digest: str) -> bytes | None:
         """The original with this content hash, or None."""
+        ...
+
+    def forget(self, conn: Any, digests: Sequence[str]) -> int:
+        """Inside the caller's transaction, delete the originals of `digests` that nothing
+        refers to any more (documents replaced by a new version); the number deleted.
+        """
         ...
 
 
@@ -106,13 +114,23 @@ class PgOriginals:
         """Delete originals that no document (indexed or failed) and no pending job refers to;
         the number deleted.
         """
+        with self.engine.begin() as conn:
+            return self._unused(conn, None)
+
+    def forget(self, conn: sa.Connection, digests: Sequence[str]) -> int:
+        """`prune` for these content hashes only, on the caller's transaction `conn`."""
+        return self._unused(conn, list(digests)) if digests else 0
+
+    @staticmethod
+    def _unused(conn: sa.Connection, digests: list[str] | None) -> int:
         used = sa.select(_documents.c.file_hash).where(
             _documents.c.file_hash == originals.c.file_hash)
         pending = sa.select(_uploads.c.sha256).where(
             _uploads.c.sha256 == originals.c.file_hash, _uploads.c.outcome.is_(None))
-        with self.engine.begin() as conn:
-            return int(conn.execute(sa.delete(originals).where(
-                ~sa.exists(used), ~sa.exists(pending))).rowcount)
+        where = [~sa.exists(used), ~sa.exists(pending)]
+        if digests is not None:
+            where.append(originals.c.file_hash.in_(digests))
+        return int(conn.execute(sa.delete(originals).where(*where)).rowcount)
 
 
 __all__ = ["OriginalStore", "PgOriginals", "media_type", "originals"]
