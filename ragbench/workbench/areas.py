@@ -483,12 +483,13 @@ class MaintenanceArea(_Area):
                     "this workspace is already in PostgreSQL: migrate it --to a folder")
             with wb.write_lock.held("copying the workspace to PostgreSQL"):
                 counts = move.to_postgres(wb.catalog.conn, wb.vectors, where, pg_schema,
-                                          report)
+                                          report, files_dir=wb.files_dir)
             shown = f"{redact_url(where)}#{pg_schema}"
             return MoveReport(
                 source=str(wb.workspace), target=shown, counts=counts,
-                folder_files=(f"left in {wb.workspace} (originals, archive, graph are not in "
-                              "the database yet): keep using this folder with database_url "
+                folder_files=(f"originals copied into the database; left in {wb.workspace} "
+                              "(archive, graph and the originals' folder copy are not in the "
+                              "database): keep using this folder with database_url "
                               f"and database_schema = {pg_schema!r} set"))
         if wb.stores.backend != "postgres":
             raise InvalidRequestError(
@@ -498,7 +499,8 @@ class MaintenanceArea(_Area):
             source=f"{redacted(wb.stores.engine)}#{wb.stores.schema}", target=where,
             counts=counts,
             folder_files=(f"copied from {wb.workspace} (originals, archive, graph; "
-                          "settings.toml without the database settings)"))
+                          "settings.toml without the database settings); originals this "
+                          "folder lacked written from the database"))
 
     def stale(self, target_version: int | None = None, check_originals: bool = True,
               ) -> list[StaleDocument]:
