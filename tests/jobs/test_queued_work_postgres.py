@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from fastapi.testclient import TestClient
 
 from ragbench.cli.main import main as cli_main
 from ragbench.config import load_settings
 from ragbench.ids import file_hash
+from ragbench.service.api import create_app
 from ragbench.workbench import Workbench
 from tests.jobs.test_worker_postgres import (
     DOCS,
@@ -201,11 +203,16 @@ def test_reprocess_and_graph_jobs_run_on_a_worker(
     sources, chunks, vectors = stored(cli)
     assert sources == ["oncall.md", "tidepool.md"] and chunks == vectors > 0
 
-    # `ragbench jobs` lists every kind
+    # `ragbench jobs` and `GET /v1/jobs` list every kind
     assert cli_main(["--workspace", str(cli_ws), "--json", "jobs"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["counts"]["done"] == 3
     assert {j["kind"] for j in listed["jobs"]} == {"reprocess", "graph"}
+    http = TestClient(create_app(cli), base_url="http://127.0.0.1")
+    over_http = http.get("/v1/jobs").json()
+    assert sorted((j["kind"], j["state"]) for j in over_http) == [
+        ("graph", "done"), ("reprocess", "done"), ("reprocess", "done")]
+    assert http.get(f"/v1/jobs/{graph_job['id']}").json()["summary"] == graph.summary
 
 
 def test_the_embedded_backend_still_does_the_work_in_process(tmp_path, capsys):
