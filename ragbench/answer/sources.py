@@ -1,12 +1,13 @@
 """Sources lines: specs/004's `[1] Safety Manual | p.12 | [View](...) | [Download](...)`.
 
 One line per cited source, as the spec's example answer lists them under `**Sources:**`: the
-title, the page when known, a View link (the archive's Markdown view, else the stored file at
-the passage's character range) and a Download link (the archived original, else the stored
-file). Links are relative to the workspace (`archive/<doc_id>/...`, `files/<doc_id>/...`)
-unless a base is given: the `archive_base_url` setting (the spec's `ARCHIVE_BASE_URL`) or an
-export's `link_base`. Answers (every face), conversation and report exports share this code;
-exports add the lens after the page (`lens=True`).
+title, the page when known (a subtitle passage's time range instead), a View link (the
+archive's Markdown view, else the stored file at the passage's character range) and a
+Download link (the archived original, else the stored file). Links are relative to the
+workspace (`archive/<doc_id>/...`, `files/<doc_id>/...`) unless a base is given: the
+`archive_base_url` setting (the spec's `ARCHIVE_BASE_URL`) or an export's `link_base`.
+Answers (every face), conversation and report exports share this code; exports add the lens
+after the page (`lens=True`).
 """
 
 from __future__ import annotations
@@ -44,13 +45,29 @@ def source_links(source: Source, base: str = "") -> tuple[str | None, str | None
             link(source.archiveDownloadUri or source.downloadUrl, base))
 
 
+def clock(ms: int) -> str:
+    """A media time as `HH:MM:SS` (milliseconds dropped): 62250 -> "00:01:02"."""
+    seconds = ms // 1000
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def time_span(start_ms: int | None, end_ms: int | None) -> str:
+    """A subtitle passage's time range, `t=00:01:02–00:01:30` ('' without one)."""
+    if start_ms is None:
+        return ""
+    return f"t={clock(start_ms)}" + (f"–{clock(end_ms)}" if end_ms is not None else "")
+
+
 def source_line(source: Source, base: str = "", lens: bool = False) -> str:
     """One specs/004 source line: `[n] Title | p.N | [View](..) | [Download](..)` (`lens`:
-    the lens after the page).
+    the lens after the page); a subtitle passage has its time range where a page would be
+    (`t=00:01:02–00:01:30`).
     """
     bits = [f"[{source.number}] {label(source.title or source.sourceName or source.id or '')}"]
     if source.page:
         bits.append(f"p.{source.page}")
+    if source.startTimestampMs is not None:
+        bits.append(time_span(source.startTimestampMs, source.endTimestampMs))
     if lens and source.lens:
         bits.append(source.lens)
     view, download = source_links(source, base)

@@ -38,7 +38,7 @@ from pydantic import TypeAdapter
 from ragbench.chunking.tokenizer import encode_tokens, get_encoding, token_char_offsets
 from ragbench.errors import ChunkingError  # noqa: F401 (re-exported)
 from ragbench.ids import IdCollisionError, compute_chunk_id
-from ragbench.models import Block, Chunk, ChunkType, ParsedDocument
+from ragbench.models import Block, Box, Chunk, ChunkType, LineBox, ParsedDocument, box_quad
 
 # the position right after a sentence's closing punctuation: cl100k tokens start with the space
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
@@ -351,6 +351,8 @@ def _make_chunks(
         weights: dict[ChunkType, int] = {}
         first_of: dict[ChunkType, Block] = {}
         page_from = page_to = None
+        time_from = time_to = None
+        box: Box | None = None
         lo = bisect_right(starts, c0) - 1
         for b_start, b_end, t, page, b in blocks[lo if lo > 0 else 0 : bisect_left(starts, c1)]:
             if b_end <= c0 or b_start >= c1:
@@ -368,6 +370,12 @@ def _make_chunks(
                 if page_from is None:
                     page_from = page
                 page_to = page
+            if b.start_timestamp_ms is not None:
+                time_from = b.start_timestamp_ms if time_from is None else time_from
+            if b.end_timestamp_ms is not None:  # the last cue's end (cues may overlap)
+                time_to = max(time_to or 0, b.end_timestamp_ms)
+            if b.line_boxes and page == page_from:
+                box = _cover(box, b.line_boxes, b_start, b_end, c0, c1)
         first = first_body if first_body is not None else first_any
         if weights:
             ctype = max(weights, key=weights.__getitem__)
@@ -377,7 +385,7 @@ def _make_chunks(
         line_no += text.count("\n", line_pos, c0)
         line_pos = c0
         chunk_text = text[c0:c1]
-        rows.append({
+        row: dict[str, object] = {
             "chunk_id": chunk_id,
             "doc_id": doc_id,
             "chunk_index": index,
@@ -402,8 +410,30 @@ def _make_chunks(
             "code_language": typed.code_language if typed else None,
             "lens": lens,
             "embedding_text": chunk_text,
-        })
+        }
+        if time_from is not None:  # a subtitle chunk: first cue's start, last cue's end
+            row["start_timestamp_ms"], row["end_timestamp_ms"] = time_from, time_to
+        if box is not None:  # a PDF chunk: the lines it covers on its first page
+            row["bbox_quad"] = box_quad(box)
+        rows.append(row)
     return _CHUNK_LIST.validate_python(rows)
+
+
+def _cover(
+    box: Box | None, lines: Sequence[LineBox], b_start: int, b_end: int, c0: int, c1: int
+) -> Box | None:
+    """`box` grown to hold the lines of a block (at `b_start`..`b_end` in the document) that
+    overlap the chunk `c0`..`c1`: a chunk's `bbox_quad` is the box of the text lines it covers
+    on its first page, whole lines (a chunk starting mid-line takes all of that line).
+    """
+    for index, (offset, x0, y0, x1, y1) in enumerate(lines):
+        start = b_start + offset
+        end = b_start + lines[index + 1][0] if index + 1 < len(lines) else b_end
+        if start >= c1 or end <= c0:
+            continue
+        box = (x0, y0, x1, y1) if box is None else (
+            min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1))
+    return box
 
 
 def table_header_at(text: str, table_start: int, table_end: int, pos: int) -> str | None:

@@ -550,7 +550,8 @@ def partial_note(metadata: Mapping[str, object]) -> str:
 
 
 VECTOR_CITATION_FIELDS = ("page_number", "slide_number", "sheet_name", "row_number",
-                          "column_number", "paragraph_number")
+                          "column_number", "paragraph_number", "start_timestamp_ms",
+                          "end_timestamp_ms")
 """Location fields stored as `citation.<field>` scalars (specs/003, stage 3)."""
 CONTEXT_HEADER_MAX = 240
 """Longest `context_header` kept in vector metadata (characters; the catalog has it whole)."""
@@ -574,10 +575,12 @@ def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int
     `code_language` / `list_style` when set, `table_row` / `table_col` for a table chunk with
     a row / column, `context_header` (at most `CONTEXT_HEADER_MAX` characters) and
     `contextual_summary_ref` (the summary itself stays in SQL), `citation.*` scalars (page,
-    slide, sheet, row, column, paragraph, `line_number` = the chunk's first line) and
+    slide, sheet, row, column, paragraph, `line_number` = the chunk's first line,
+    `start_timestamp_ms` / `end_timestamp_ms` of a subtitle chunk's first and last cue),
+    `citation.bbox_quad` of a PDF chunk as compact JSON text (Chroma metadata holds scalars
+    only: `[{"x":..,"y":..}, ...]`, four corners in PDF points, about 90 bytes) and
     `embedding_hash` (the doctor's check that a vector embeds the text the catalog holds).
-    Text, titles and other long fields stay in SQLite. None values are left out. No source
-    ragbench reads has time offsets, so `citation.*_timestamp_ms` never appear.
+    Text, titles and other long fields stay in SQLite. None values are left out.
     """
     extra = chunk.get("metadata") or {}
     if isinstance(extra, str):
@@ -609,4 +612,7 @@ def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int
     for name in VECTOR_CITATION_FIELDS:
         meta[f"citation.{name}"] = field(name)
     meta["citation.line_number"] = chunk.get("line_from")
+    quad = field("bbox_quad")
+    if quad:
+        meta["citation.bbox_quad"] = json.dumps(quad, separators=(",", ":"))
     return flat_metadata(meta)

@@ -39,7 +39,8 @@ _CHUNK_COLUMNS = ", ".join((*_CHUNK_FIELDS, "fts_text"))
 _CHUNK_READ = ", ".join(f"c.{f}" for f in ("rowid", *_CHUNK_FIELDS))
 CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
-    "paragraph_number", "list_style", "code_language", "table_header",
+    "paragraph_number", "list_style", "code_language", "table_header", "start_timestamp_ms",
+    "end_timestamp_ms", "bbox_quad",
 )
 
 
