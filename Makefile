@@ -54,9 +54,14 @@ ocr-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; fi; }
 
+## lint-imports: the import contracts of pyproject.toml ([tool.importlinter]: layers, faces,
+## no streamlit in the library, no cycles), without its cache file in the tree; complexity.py:
+## no function of cyclomatic complexity above 25 (radon).
 lint: install-dev
 	$(BIN)/ruff check ragbench tests benchmarks app_pages app.py scripts docs
 	$(BIN)/mypy ragbench
+	$(BIN)/lint-imports --no-cache --no-logo
+	$(BIN)/python scripts/complexity.py ragbench app_pages app.py
 
 ## The documentation site, built strictly into site/ (gitignored): a broken link or anchor, or a
 ## page left out of the nav, fails. docs/gen_ref.py (run by mkdocs-gen-files) writes the CLI,

@@ -454,23 +454,14 @@ class Ingestor:
                 )
 
     def _store(self, units: list[Unit], replaced: list[str], progress: Progress | None) -> None:
+        """Store a file's units: originals, then vectors, then the archive entry and one
+        catalog transaction, then what the replaced documents leave behind (see the module
+        docstring for why in this order).
+        """
         self._check_collisions(units, replaced)
         chunks = [c for u in units for c in u.chunks]
         vectors = self._embed(chunks, progress)
-        for unit in units:  # originals, for view/download; written before they are referenced
-            folder = self.files_dir / unit.record.doc_id
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                mark_pending(folder, unit.record)
-                # a new file swapped in, never rewritten in place: the archive's copy of the
-                # original may be a hard link to the old one (see ArchiveItem.source)
-                incoming = folder / ".incoming.tmp"
-                incoming.write_bytes(unit.data)
-                os.replace(incoming, folder / unit.record.file_name)
-            except (OSError, ValueError) as e:
-                raise _OriginalNotWritten(
-                    f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"
-                ) from e
+        self._write_originals(units)
         store = self._vectors()
         _pause_point("before_vectors")
         todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
@@ -503,6 +494,32 @@ class Ingestor:
                 if self.originals is not None:  # the replaced versions' files, if unused now
                     self.originals.forget(getattr(tx, "conn", tx), old_hashes)
         _pause_point("after_commit")
+        self._clean_up(store, units, chunks, replaced, removed)
+
+    def _write_originals(self, units: list[Unit]) -> None:
+        """The originals, for view/download; written (marked pending) before they are
+        referenced.
+        """
+        for unit in units:
+            folder = self.files_dir / unit.record.doc_id
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                mark_pending(folder, unit.record)
+                # a new file swapped in, never rewritten in place: the archive's copy of the
+                # original may be a hard link to the old one (see ArchiveItem.source)
+                incoming = folder / ".incoming.tmp"
+                incoming.write_bytes(unit.data)
+                os.replace(incoming, folder / unit.record.file_name)
+            except (OSError, ValueError) as e:
+                raise _OriginalNotWritten(
+                    f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"
+                ) from e
+
+    def _clean_up(self, store: VectorStore, units: list[Unit], chunks: list[Chunk],
+                  replaced: list[str], removed: list[str]) -> None:
+        """After the commit: the originals are no longer pending, and the vectors of removed
+        chunks, the originals and archive entries of replaced documents go.
+        """
         for unit in units:
             clear_pending(self.files_dir / unit.record.doc_id)
         new_ids = {c.chunk_id for c in chunks}

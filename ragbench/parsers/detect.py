@@ -187,6 +187,13 @@ def detect_format(data: bytes, filename: str) -> str:
     if binary:
         what = f"binary data ({ext} file)" if ext else "binary data"
         raise _unsupported(filename, what)
+    return _text_format(data, by_ext)
+
+
+def _text_format(data: bytes, by_ext: str | None) -> str:
+    """The format of text `data` whose extension says `by_ext`: what the head looks like
+    (HTML, e-mail, WebVTT) decides for .xml and unknown extensions, else the extension does.
+    """
     head = decode_text(data[:8192])
     sniffed = ("html" if looks_like_html(head) else "eml" if looks_like_email(head)
                else "vtt" if _WEBVTT_START.match(head) else None)

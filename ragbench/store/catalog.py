@@ -130,7 +130,8 @@ class Catalog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        # numbered schema steps up to SCHEMA_VERSION, each in its own transaction; refuses a
+        # the Alembic revisions of store/migrations_sqlite, all in one BEGIN IMMEDIATE
+        # transaction (a catalog of the hand-written runner is stamped first); refuses a
         # catalog written by a newer ragbench (StoreError)
         migrate(self.conn)
         with self.transaction() as tx:

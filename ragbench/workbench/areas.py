@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.saved import CitationTarget
@@ -48,6 +48,7 @@ from ragbench.models import (
 )
 from ragbench.retrieval import MODES
 from ragbench.retrieval.retriever import fts_level_for
+from ragbench.workbench.parts import WorkbenchParts
 from ragbench.workbench.passages import PassageView, passage_view
 from ragbench.workbench.results import (
     ArchiveBuild,
@@ -68,12 +69,25 @@ from ragbench.workbench.results import (
     WorkspaceStats,
 )
 
-if TYPE_CHECKING:
-    from ragbench.workbench.facade import Workbench
+
+def read_original(wb: WorkbenchParts, uri: str) -> bytes:
+    """An archived original by its `archive_download_uri`, confined to the archive.
+
+    On PostgreSQL a document stored by another host has no file in this host's archive: its
+    original comes from the database (`PgOriginals`), by the document that has this download
+    URI. `NotFoundError` when neither has it.
+    """
+    try:
+        return wb.archive_folder.read_bytes(uri)
+    except NotFoundError:
+        data = wb.originals.by_download_uri(uri) if wb.originals is not None else None
+        if data is None:
+            raise
+        return data
 
 
 class _Area:
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
 
 
@@ -275,8 +289,10 @@ class AnswersArea(_Area):
         return self._wb.answer_service.saved(limit)
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
-        """A cited chunk: live from the catalog, else the passage kept with a saved answer."""
-        return self._wb.answer_service.resolve_citation(chunk_id)
+        """A cited chunk: live from the catalog, else the passage kept with a report or a saved
+        answer (`wb.citations`, the same resolver as every face's).
+        """
+        return self._wb.citations.resolve(chunk_id)
 
     def passage(self, source: Source) -> PassageView:
         """What Chat shows for a cited source: its chunk and sentences, the document text
@@ -287,7 +303,8 @@ class AnswersArea(_Area):
         return passage_view(source, self.resolve_citation(source.id),
                             document_text=wb.catalog.document_text,
                             read_view=wb.archive_folder.read_text,
-                            read_original=wb.archive.original, workspace=wb.workspace)
+                            read_original=lambda uri: read_original(wb, uri),
+                            workspace=wb.workspace)
 
 
 class GraphArea(_Area):
@@ -371,20 +388,8 @@ class ArchiveArea(_Area):
         return self._wb.archive_folder.read_text(uri)
 
     def original(self, uri: str) -> bytes:
-        """An archived original by its `archive_download_uri` (confined to the archive).
-
-        On PostgreSQL a document stored by another host has no file in this host's archive:
-        its original comes from the database (`PgOriginals`), by the document that has this
-        download URI.
-        """
-        wb = self._wb
-        try:
-            return wb.archive_folder.read_bytes(uri)
-        except NotFoundError:
-            data = wb.originals.by_download_uri(uri) if wb.originals is not None else None
-            if data is None:
-                raise
-            return data
+        """An archived original by its `archive_download_uri` (see `read_original`)."""
+        return read_original(self._wb, uri)
 
     def threads(self) -> dict[str, list[str]]:
         """E-mail threads: doc id → its thread's doc ids in date order, for messages with
@@ -406,7 +411,7 @@ class ArchiveArea(_Area):
 class MaintenanceArea(_Area):
     """Consistency, versions, re-processing, backfill, backend status and model warm-up."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         super().__init__(wb)
         self._warm_lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
@@ -562,3 +567,15 @@ class MaintenanceArea(_Area):
             same = url.strip().rstrip("/") == settings.openai_base_url.strip().rstrip("/")
             api_key = settings.openai_api_key if same else ""
         return check_endpoint(url, api_key, timeout)
+
+
+class AnsweringParts(WorkbenchParts, Protocol):
+    """The parts plus the answers area: the chats and reports areas answer and resolve
+    citations through `wb.answers`, so contradictions, the LLM fallback and validation are the
+    facade's own.
+    """
+
+    @property
+    def answers(self) -> AnswersArea:
+        """The facade's answers area."""
+        ...

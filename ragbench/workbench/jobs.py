@@ -20,10 +20,10 @@ from ragbench.ingest.versioning import ReprocessReport
 from ragbench.jobs import JobState, QueuedUploads
 from ragbench.models import IngestReport
 from ragbench.store.schema import CURRENT_INGEST_VERSION
+from ragbench.workbench.parts import WorkbenchParts
 
 if TYPE_CHECKING:
     from ragbench.jobs.pgqueue import PgJobQueue, WorkerReport
-    from ragbench.workbench.facade import Workbench
 
 FINISHED = ("done", "failed")
 
@@ -31,12 +31,12 @@ FINISHED = ("done", "failed")
 class WorkbenchRunner:
     """The jobs' work, done by the facade of the worker's workspace (`JobRunner`)."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
 
     def upload(self, name: str, data: bytes, lens: str | None) -> IngestReport:
         """An upload, as the API ingests it in process (screening included)."""
-        return self._wb.library.ingest_uploads([(name, data)], lens=lens)
+        return self._wb.library_service.ingest_uploads([(name, data)], lens=lens)
 
     def file(self, name: str, data: bytes, source_id: str, shown: str,
              lens: str | None) -> IngestReport:
@@ -53,15 +53,16 @@ class WorkbenchRunner:
     def graph(self, rebuild: bool) -> str:
         """The context graph of this worker's workspace folder, rebuilt or brought up to date."""
         wb = self._wb
-        stats = wb.graph.build() if rebuild else wb.graph.stats()
-        return (f"{'rebuilt' if rebuild else 'updated'}: {stats.nodes} nodes, {stats.edges} "
-                f"edges (in {wb.workspace})")
+        graph = wb.graph_service.rebuild() if rebuild else wb.graph_service.current()
+        stats = graph.stats()
+        return (f"{'rebuilt' if rebuild else 'updated'}: {stats['nodes']} nodes, "
+                f"{stats['edges']} edges (in {wb.workspace})")
 
 
 class JobsArea:
     """Work as jobs: submit, list, one job, follow, run a worker."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
 
     @property
