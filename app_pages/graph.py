@@ -1,7 +1,9 @@
-"""Context graph: stats, pick a chunk, its neighbours by edge type, a clickable view with
-legends, and the contradictions between sources, ranked. UI only; everything comes from the
-Workbench. Text from documents is shown as text (`st.text`, tables, chart data) or escaped
-Markdown, never as HTML or live Markdown.
+"""Context graph: stats, pick a chunk, explore its neighbourhood in an interactive network
+(pyvis: drag, zoom, hover for why two chunks are linked, click a node to explore from it;
+contradictions dashed), its neighbours by edge type, and the contradictions between sources,
+ranked. UI only; everything comes from the Workbench (the explorer's page is built by
+`wb.graph.explorer`). Text from documents is shown as text (`st.text`, tables, chart data),
+escaped Markdown, or inside the explorer's sandboxed frame, escaped; never as live HTML.
 """
 
 import pandas as pd
@@ -12,15 +14,56 @@ from ragbench.errors import RagbenchError
 from ragbench.workbench.presentation import (
     DEFAULT_EDGE_TYPES,
     EDGE_TYPES,
+    EXPLORER_MESSAGE,
     bars_spec,
     distinct_findings,
-    ego_chart,
     link_reason,
     md_escape,
     node_fields,
     plain_label,
     side_label,
 )
+
+EXPLORER_HEIGHT = 640
+# The explorer's host: the page wb.graph.explorer builds, in a frame that may run scripts but
+# has an origin of its own (sandbox without allow-same-origin: it cannot reach the app), and
+# the one message it sends, a click on a node, passed on as the trigger value "clicked".
+# The frame is replaced only when what it draws changes (data.key).
+EXPLORER_JS = """
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let frame = parentElement.querySelector("iframe");
+  if (!frame) {
+    frame = document.createElement("iframe");
+    frame.setAttribute("sandbox", "allow-scripts");
+    frame.setAttribute("title", "Context graph explorer");
+    frame.style.width = "100%";
+    frame.style.border = "1px solid rgba(49, 51, 63, 0.2)";
+    frame.style.borderRadius = "0.5rem";
+    parentElement.appendChild(frame);
+  }
+  frame.style.height = data.height + "px";
+  if (frame.dataset.key !== data.key) {
+    frame.dataset.key = data.key;
+    frame.dataset.centre = data.centre;
+    frame.srcdoc = data.html;
+  }
+  if (parentElement.explorerListener) {
+    window.removeEventListener("message", parentElement.explorerListener);
+  }
+  const listener = (event) => {
+    const message = event.data || {};
+    if (event.source === frame.contentWindow && message.type === data.message
+        && typeof message.node === "string") {
+      setTriggerValue("clicked", message.node);
+    }
+  };
+  parentElement.explorerListener = listener;
+  window.addEventListener("message", listener);
+  return () => window.removeEventListener("message", listener);
+}
+"""
+explorer_frame = st.components.v2.component("ragbench_graph_explorer", js=EXPLORER_JS)
 
 wb = workbench()
 st.title("Context graph")
@@ -43,10 +86,34 @@ st.vega_lite_chart(bars_spec(stats["edge_types"], "edge type", "edges"), width="
 tab_explore, tab_contra = st.tabs(["Explore a chunk", "Contradictions"], key="graph_tab",
                                   on_change="rerun")
 
+# A link to a chunk's neighbourhood (`?node=<chunk id>`, kept in the address while exploring)
+# opens the explorer on it.
+if "graph_centre" not in st.session_state and st.query_params.get("node"):
+    st.session_state["graph_centre"] = st.query_params["node"]
+
 
 def reset_centre() -> None:
     """A new chunk picked from the search: the view is centred on it again."""
     st.session_state.pop("graph_centre", None)
+    st.session_state["graph_trail"] = []
+    st.query_params.pop("node", None)
+
+
+def recentre() -> None:
+    """A node clicked in the explorer: explore from it (the way back is kept)."""
+    clicked = (st.session_state.get("graph_explorer") or {}).get("clicked")
+    current = st.session_state.get("graph_shown")
+    if clicked and clicked != current:
+        if current:
+            st.session_state.setdefault("graph_trail", []).append(current)
+        st.session_state["graph_centre"] = clicked
+
+
+def go_back() -> None:
+    """Back to the chunk explored before the last click."""
+    trail = st.session_state.get("graph_trail") or []
+    if trail:
+        st.session_state["graph_centre"] = trail.pop()
 
 
 def show_node(node: dict) -> None:
@@ -63,11 +130,12 @@ with tab_explore:
         st.warning("No chunk matches that search.")
     options = {f"{r.file_name} #{r.chunk_index} [{r.lens}]: {plain_label(r.text)}": r.chunk_id
                for r in candidates}
-    if not options:
+    picked = (st.selectbox("Chunk", list(options), key="graph_chunk", on_change=reset_centre)
+              if options else None)
+    chunk_id = st.session_state.get("graph_centre") or (options[picked] if picked else None)
+    if not chunk_id:
         st.caption("Search for a chunk to explore its neighbourhood.")
     else:
-        picked = st.selectbox("Chunk", list(options), key="graph_chunk", on_change=reset_centre)
-        chunk_id = st.session_state.get("graph_centre") or options[picked]
         c1, c2, c3 = st.columns([3, 1, 1])
         edge_types = c1.multiselect(
             "Edge types", list(EDGE_TYPES), default=list(DEFAULT_EDGE_TYPES),
@@ -81,28 +149,42 @@ with tab_explore:
             graph = wb.graph.current()
             node = graph.node(chunk_id)
             neighbours = [n.model_dump() for n in wb.graph.neighbors(chunk_id, edge_types or None)]
-            ego = wb.graph.ego(chunk_id, hops, edge_types or None, limit).model_dump()
+            explorer = wb.graph.explorer(chunk_id, hops, edge_types or None, limit)
         except RagbenchError as e:
+            st.session_state.pop("graph_centre", None)
+            st.query_params.pop("node", None)
             st.error(str(e))
             st.stop()
+        st.session_state["graph_shown"] = chunk_id
+        st.query_params["node"] = chunk_id
+        contradicting = sum(1 for e in explorer.edges if e.contradictions)
         st.subheader("Neighbourhood")
-        st.caption(f"{len(ego['nodes'])} nodes, {len(ego['edges'])} edges; node colour = lens, "
-                   "line colour = edge type (legends on the right), large node = the chosen "
-                   "chunk. Click a node to see its details.")
-        event = st.vega_lite_chart(ego_chart(ego, height=520), on_select="rerun",
-                                   selection_mode="node", key="graph_view", width="stretch")
-        picked_nodes = (event.selection.get("node") or []) if event else []
-        clicked = next((p["id"] for p in picked_nodes if p.get("id") in graph), None)
+        head, back = st.columns([5, 1])
+        head.caption(
+            f"{len(explorer.nodes)} nodes, {len(explorer.edges)} linked "
+            f"pair{'' if len(explorer.edges) == 1 else 's'}"
+            + (f", {contradicting} of them contradicting each other (dashed)"
+               if contradicting else "")
+            + ". Node colour = lens, line colour = how they are linked (legend above the "
+              "network). Drag to move, scroll to zoom, hover a line for why, click a node to "
+              "explore from it.")
+        back.button("Back", key="graph_back", on_click=go_back, width="stretch",
+                    disabled=not st.session_state.get("graph_trail"),
+                    help="The chunk explored before the last click")
+        with st.container(key="graph_view"):
+            explorer_frame(data={"html": explorer.html, "key": explorer.key,
+                                 "centre": explorer.centre, "height": EXPLORER_HEIGHT,
+                                 "message": EXPLORER_MESSAGE},
+                           key="graph_explorer", on_clicked_change=recentre)
         left, right = st.columns([2, 3])
         with left:
             st.subheader("Chosen chunk")
             show_node(node)
-            if clicked and clicked != chunk_id:
-                st.subheader("Clicked node")
-                show_node(graph.node(clicked))
-                if st.button("Explore from this chunk", key="graph_recentre"):
-                    st.session_state["graph_centre"] = clicked
-                    st.rerun()
+            page_html = explorer.html
+            st.download_button("Download this view (HTML)", lambda: page_html,
+                               file_name=f"context-graph-{chunk_id[:12]}.html",
+                               mime="text/html", key="graph_download", on_click="ignore",
+                               help="The network as one HTML file that works offline")
         with right:
             st.subheader(f"Neighbours ({len(neighbours)})")
             for etype in EDGE_TYPES:

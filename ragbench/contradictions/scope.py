@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ragbench.contradictions.detector import Finding, conflicts, matches_topic, spec_findings
+from ragbench.graph.explorer import ContradictionLink
 from ragbench.graph.model import ContextGraph
 from ragbench.graph.terms import spec_key_terms
 from ragbench.store.catalog import Catalog
@@ -65,3 +66,23 @@ def label_documents(catalog: Catalog, findings: list[Finding]) -> list[Finding]:
                                 if record else {})
             side.update(docs[doc_id])
     return findings
+
+
+def contradiction_links(findings: Sequence[Finding]) -> list[ContradictionLink]:
+    """The pairs of chunks that disagree, for the graph explorer: the two sides of a finding,
+    or for a finding of grouped positions (#1 priorities) each pair of chunks on different
+    sides; a chunk never disagrees with itself.
+    """
+    out = []
+    for f in findings:
+        sides = f.chunks
+        for i, x in enumerate(sides):
+            for y in sides[i + 1:]:
+                a, b = str(x.get("chunk_id") or ""), str(y.get("chunk_id") or "")
+                same_side = "side" in x and "side" in y and x["side"] == y["side"]
+                if not a or not b or a == b or same_side:
+                    continue
+                out.append(ContradictionLink(
+                    a=a, b=b, kind=f.type, title=f.title, note=f.note, score=f.score,
+                    values=[str(x.get("value") or ""), str(y.get("value") or "")]))
+    return out

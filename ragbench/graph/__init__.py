@@ -2,7 +2,8 @@
 
 `terms` finds key terms and time references, `build` computes edges without a Python loop
 over pairs, `model` holds, persists and queries the graph, `service` keeps it in step with the
-catalog, `view` holds the colours of lenses and edge types for the graph views.
+catalog, `view` holds the colours of lenses and edge types and says why two chunks are
+linked, `explorer` builds the interactive pyvis network of a neighbourhood for the Graph page.
 """
 
 from ragbench.graph.model import EDGE_TYPES, ContextGraph, GraphError, GraphParams

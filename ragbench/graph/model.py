@@ -446,15 +446,21 @@ class ContextGraph:
             raise GraphError(f"chunk {chunk_id!r} is not in the graph")
         out = []
         for j, etype, w in self.edges_of(k, edge_types):
-            item: dict[str, Any] = {"id": self.nodes[j]["id"], "type": etype, "weight": float(w)}
-            if etype == "TOPIC_OVERLAP":
-                item["shared_terms"] = sorted(
-                    set(self.nodes[k]["key_terms"]) & set(self.nodes[j]["key_terms"]))
-            elif etype == "TEMPORAL_OVERLAP":
-                item["shared_periods"] = sorted(set(self.periods[k]) & set(self.periods[j]))
-            out.append(item)
+            out.append({"id": self.nodes[j]["id"], "type": etype, "weight": float(w),
+                        **self.edge_detail(k, j, etype)})
         out.sort(key=lambda e: (EDGE_TYPES.index(e["type"]), -e["weight"], e["id"]))
         return out
+
+    def edge_detail(self, a: int, b: int, etype: str) -> dict[str, list[str]]:
+        """What an edge of `etype` between rows `a` and `b` rests on, beyond its weight: the
+        shared key terms of a TOPIC_OVERLAP, the shared periods of a TEMPORAL_OVERLAP.
+        """
+        if etype == "TOPIC_OVERLAP":
+            return {"shared_terms": sorted(
+                set(self.nodes[a]["key_terms"]) & set(self.nodes[b]["key_terms"]))}
+        if etype == "TEMPORAL_OVERLAP":
+            return {"shared_periods": sorted(set(self.periods[a]) & set(self.periods[b]))}
+        return {}
 
     def edges_of(self, row: int, edge_types: Sequence[str] | None = None,
                  ) -> list[tuple[int, str, float]]:
@@ -490,7 +496,8 @@ class ContextGraph:
 
     def ego(self, chunk_id: str, hops: int = 1, edge_types: Sequence[str] | None = None,
             limit: int = 50) -> dict[str, Any]:
-        """The neighbourhood of a chunk: {nodes: [...], edges: [{source, target, type, weight}]}.
+        """The neighbourhood of a chunk: {nodes: [...], edges: [{source, target, type, weight,
+        shared_terms?, shared_periods?}]}.
 
         Breadth first, strongest edges first, stopping at `limit` nodes so a view stays small.
         """
@@ -519,7 +526,8 @@ class ContextGraph:
             for j, t, w in zip(nbr[lo:hi], typ[lo:hi], wt[lo:hi], strict=True):
                 if mask[t] and int(j) in chosen and r < int(j):
                     edges.append({"source": self.nodes[r]["id"], "target": self.nodes[int(j)]["id"],
-                                  "type": EDGE_TYPES[t], "weight": float(w)})
+                                  "type": EDGE_TYPES[t], "weight": float(w),
+                                  **self.edge_detail(r, int(j), EDGE_TYPES[t])})
         return {"nodes": [dict(self.nodes[r], hop_root=r == k) for r in picked], "edges": edges}
 
     def shortest_path(self, a: str, b: str, edge_types: Sequence[str] | None = None) -> list[str]:
@@ -700,12 +708,8 @@ class ContextGraph:
             a, b, s = self.edges[etype]
             for k, (x, y, w) in enumerate(zip(a.tolist(), b.tolist(), s.tolist(), strict=True)):
                 attrs: dict[str, Any] = {"type": etype, "weight": w,
-                                         "created_at": self.edge_created_at(etype, k)}
-                if etype == "TOPIC_OVERLAP":
-                    attrs["shared_terms"] = sorted(
-                        set(self.nodes[x]["key_terms"]) & set(self.nodes[y]["key_terms"]))
-                elif etype == "TEMPORAL_OVERLAP":
-                    attrs["shared_periods"] = sorted(set(self.periods[x]) & set(self.periods[y]))
+                                         "created_at": self.edge_created_at(etype, k),
+                                         **self.edge_detail(x, y, etype)}
                 u, v = self.nodes[x]["id"], self.nodes[y]["id"]
                 if not spec:
                     g.add_edge(u, v, key=etype, **attrs)

@@ -21,9 +21,10 @@ from ragbench.archive.ops import tree as archive_tree
 from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings, redact_url
 from ragbench.contradictions import Finding
-from ragbench.contradictions.scope import find_contradictions
+from ragbench.contradictions.scope import contradiction_links, find_contradictions
 from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.graph import ContextGraph
+from ragbench.graph.explorer import GraphExplorer, build_explorer
 from ragbench.graph.service import graph_update
 from ragbench.ingest import Progress
 from ragbench.ingest.library import FileProgress
@@ -338,6 +339,24 @@ class GraphArea(_Area):
             limit: int = 50) -> EgoGraph:
         """The neighbourhood of a chunk for the graph view (at most `limit` nodes)."""
         return EgoGraph(**self.current().ego(chunk_id, hops, edge_types, limit))
+
+    def explorer(self, chunk_id: str, hops: int = 1, edge_types: Sequence[str] | None = None,
+                 limit: int = 30, contradictions: bool = True) -> GraphExplorer:
+        """The interactive explorer of a chunk's neighbourhood (`ragbench.graph.explorer`):
+        the `ego` view's chunks with their documents' titles, every link between them with
+        why, and the contradictions among them (`contradictions=False`: none looked for).
+        """
+        wb = self._wb
+        ego = self.current().ego(chunk_id, hops, edge_types, limit)
+        ids = [n["id"] for n in ego["nodes"]]
+        links = contradiction_links(find_contradictions(
+            wb.catalog, wb.graph_service.current, ids)) if contradictions and len(ids) > 1 else []
+        titles = {}
+        for doc_id in dict.fromkeys(str(n.get("group") or "") for n in ego["nodes"]):
+            record = wb.catalog.get_document(doc_id) if doc_id else None
+            if record is not None:
+                titles[doc_id] = record.title or record.file_name
+        return build_explorer(ego, links, titles)
 
     def path(self, a: str, b: str, edge_types: Sequence[str] | None = None) -> list[str]:
         """Chunk ids on a shortest path between two chunks (empty when unconnected)."""

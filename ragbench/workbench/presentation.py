@@ -16,8 +16,9 @@ from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.render import view_html
 from ragbench.contradictions import Finding
+from ragbench.graph.explorer import MESSAGE_TYPE as EXPLORER_MESSAGE
 from ragbench.graph.model import EDGE_TYPES
-from ragbench.graph.view import EDGE_COLOURS, lens_colour
+from ragbench.graph.view import EDGE_COLOURS, lens_colour, link_reason, plain_label
 from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS, upload_safe_name
 from ragbench.models import CHUNK_TYPES
 from ragbench.reports import FORMATS as REPORT_FORMATS
@@ -40,8 +41,10 @@ from ragbench.workbench.passages import PassageView, ViewParts
 
 __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
-    "MODES", "VERSION", "REPORT_FORMATS", "bars_spec", "distinct_findings", "ego_chart",
-    "lens_colour", "node_fields", "side_label", "REPORT_TEMPLATES", "ChatResponse", "Finding",
+    "EXPLORER_MESSAGE",
+    "MODES", "VERSION", "REPORT_FORMATS", "bars_spec", "distinct_findings", "link_reason",
+    "lens_colour", "plain_label", "node_fields", "side_label", "REPORT_TEMPLATES",
+    "ChatResponse", "Finding",
     "GenerationOptions", "LensCoverage", "PartVersion",
     "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary", "Source",
     "Suggestion", "TemplateInfo", "ViewAnchor", "PassageView", "ViewParts", "archive_safe_name",
@@ -52,110 +55,6 @@ __all__ = [
 DEFAULT_EDGE_TYPES = ("SIMILAR_TO", "TOPIC_OVERLAP")
 """Edge types a graph view starts with: meaning and shared key terms say most about how two
 passages relate; same lens, same source and shared periods link nearly everything."""
-
-
-def _short(text: str, limit: int = 32) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
-def ego_layout(ego: dict[str, Any], seed: int = 7) -> dict[str, tuple[float, float]]:
-    """Positions of an ego graph's nodes: a spring layout (stable for a seed), the chosen
-    chunk in the middle.
-    """
-    import networkx as nx
-
-    g = nx.Graph()
-    root = next((n["id"] for n in ego["nodes"] if n.get("hop_root")), None)
-    g.add_nodes_from(n["id"] for n in ego["nodes"])
-    g.add_weighted_edges_from((e["source"], e["target"], max(float(e["weight"]), 0.05))
-                              for e in ego["edges"])
-    if len(g) == 0:
-        return {}
-    fixed = {root: (0.0, 0.0)} if root is not None and len(g) > 1 else None
-    pos = nx.spring_layout(g, seed=seed, pos=fixed, fixed=[root] if fixed else None,
-                           k=1.6 / max(len(g), 1) ** 0.5)
-    return {str(k): (float(v[0]), float(v[1])) for k, v in pos.items()}
-
-
-def ego_chart(ego: dict[str, Any], height: int = 560) -> dict[str, Any]:
-    """A Vega-Lite spec drawing an ego graph (`ContextGraph.ego`): edges coloured by type,
-    nodes by lens, both with legends, labels in a readable size, the chosen chunk larger.
-
-    Nodes carry a point selection named "node" on the field "id": shown with
-    `st.vega_lite_chart(..., on_select="rerun")`, a click returns the chunk id. Document
-    text only ever goes into data values, which Vega draws as text (never HTML).
-    """
-    pos = ego_layout(ego)
-    nodes = []
-    for n in ego["nodes"]:
-        x, y = pos.get(n["id"], (0.0, 0.0))
-        name = str(n.get("source_name") or n.get("source_path") or n["id"])
-        nodes.append({
-            "id": n["id"], "x": x, "y": y, "lens": n.get("lens") or "(none)",
-            "label": _short(f"{name} #{n.get('chunk_index', '')}", 40),
-            "document": name, "chunk": str(n.get("chunk_index", "")),
-            "preview": _short(str(n.get("content_preview") or ""), 160),
-            "chosen": "chosen chunk" if n.get("hop_root") else "neighbour",
-        })
-    edges = [{"x": pos[e["source"]][0], "y": pos[e["source"]][1],
-              "x2": pos[e["target"]][0], "y2": pos[e["target"]][1],
-              "type": e["type"], "weight": round(float(e["weight"]), 3)}
-             for e in ego["edges"] if e["source"] in pos and e["target"] in pos]
-    lenses = sorted({n["lens"] for n in nodes})
-    types = [t for t in EDGE_TYPES if any(e["type"] == t for e in edges)]
-    # padding in pixels: room for a label centred on a node at the edge of the view
-    x_axis = {"axis": None, "scale": {"zero": False, "nice": False, "padding": 120}}
-    y_axis = {"axis": None, "scale": {"zero": False, "nice": False, "padding": 30}}
-    return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-        "height": height,
-        "resolve": {"scale": {"color": "independent", "size": "independent"},
-                    "legend": {"color": "independent"}},
-        "config": {"view": {"stroke": None}, "legend": {"labelFontSize": 12,
-                                                       "titleFontSize": 12,
-                                                       "orient": "right"}},
-        "layer": [
-            {"data": {"values": edges},
-             "mark": {"type": "rule", "opacity": 0.6},
-             "encoding": {
-                 "x": {"field": "x", "type": "quantitative", **x_axis},
-                 "y": {"field": "y", "type": "quantitative", **y_axis},
-                 "x2": {"field": "x2"}, "y2": {"field": "y2"},
-                 "color": {"field": "type", "type": "nominal", "title": "Edge type",
-                           "scale": {"domain": types or list(EDGE_TYPES),
-                                     "range": [EDGE_COLOURS.get(t, "#999999")
-                                               for t in (types or list(EDGE_TYPES))]}},
-                 "strokeWidth": {"field": "weight", "type": "quantitative", "legend": None,
-                                 "scale": {"domain": [0, 1], "range": [1, 4]}},
-                 "tooltip": [{"field": "type", "title": "Edge"},
-                             {"field": "weight", "title": "Weight"}]}},
-            {"data": {"values": nodes},
-             "params": [{"name": "node", "select": {"type": "point", "fields": ["id"]}}],
-             "mark": {"type": "circle", "opacity": 1, "stroke": "#333333", "cursor": "pointer"},
-             "encoding": {
-                 "x": {"field": "x", "type": "quantitative", **x_axis},
-                 "y": {"field": "y", "type": "quantitative", **y_axis},
-                 "color": {"field": "lens", "type": "nominal", "title": "Lens (node colour)",
-                           "scale": {"domain": lenses,
-                                     "range": [lens_colour(lens) for lens in lenses]}},
-                 "size": {"field": "chosen", "type": "nominal", "legend": None,
-                          "scale": {"domain": ["chosen chunk", "neighbour"],
-                                    "range": [700, 220]}},
-                 "strokeWidth": {"condition": {"param": "node", "empty": False, "value": 3},
-                                 "value": 0.5},
-                 "tooltip": [{"field": "document", "title": "Document"},
-                             {"field": "chunk", "title": "Chunk"},
-                             {"field": "lens", "title": "Lens"},
-                             {"field": "preview", "title": "Text"}]}},
-            {"data": {"values": nodes},
-             "mark": {"type": "text", "dy": -16, "fontSize": 12, "color": "#222222"},
-             "encoding": {
-                 "x": {"field": "x", "type": "quantitative", **x_axis},
-                 "y": {"field": "y", "type": "quantitative", **y_axis},
-                 "text": {"field": "label"}}},
-        ],
-    }
 
 
 def node_fields(node: dict[str, Any]) -> list[dict[str, str]]:
@@ -350,44 +249,6 @@ def graph_update_line(report: dict[str, Any]) -> str | None:
         return None
     return (f"Context graph updated: {graph['relationships']:,} relationships "
             f"({graph['added']:,} new, {graph['removed']:,} removed)")
-
-
-_LABEL_MARKUP = re.compile(r"\*\*|__|`|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|^\s*#{1,6}\s+|\|")
-
-
-def plain_label(text: str, limit: int = 70) -> str:
-    """A chunk's text as a one-line label: Markdown emphasis, code marks, heading marks and
-    table pipes dropped ("**Owner:** Product" reads "Owner: Product"), whitespace collapsed,
-    cut at `limit` characters.
-    """
-    flat = " ".join(_LABEL_MARKUP.sub(" ", line) for line in text.splitlines())
-    flat = " ".join(flat.split())
-    flat = re.sub(r"\s+([:;,.!?])", r"\1", flat)
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-_LINK_REASON = {
-    "SAME_SOURCE": "same document",
-    "SAME_LENS": "same lens",
-    "SEQUENTIAL": "next to each other in the document",
-}
-
-
-def link_reason(neighbour: dict[str, Any]) -> str:
-    """Why a neighbour is linked to the chosen chunk, from the edge's stored data: the shared
-    key terms, the shared periods, the similarity, or what the structural edge means.
-    """
-    etype, weight = neighbour.get("type", ""), neighbour.get("weight") or 0.0
-    if etype == "SIMILAR_TO":
-        return f"similar wording (cosine similarity {weight:.2f})"
-    if etype == "TOPIC_OVERLAP":
-        terms = neighbour.get("shared_terms") or []
-        return ("shared terms: " + ", ".join(terms)) if terms else (
-            f"{weight:.0f} shared key terms")
-    if etype == "TEMPORAL_OVERLAP":
-        periods = neighbour.get("shared_periods") or []
-        return ("same period: " + ", ".join(periods)) if periods else "a shared period"
-    return _LINK_REASON.get(etype, etype.replace("_", " ").lower())
 
 
 def _cited_mark(source: Source) -> str:

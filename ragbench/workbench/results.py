@@ -196,6 +196,8 @@ class GraphNeighbor(BaseModel):
 class GraphEdge(BaseModel):
     """One undirected typed edge of a neighbourhood view."""
 
+    model_config = ConfigDict(extra="allow")  # shared_terms / shared_periods when it has them
+
     source: str
     target: str
     type: str

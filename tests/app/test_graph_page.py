@@ -1,7 +1,8 @@
 """The Context graph page: empty workspace, stats, chunk selection with neighbours and the
-clickable network chart (legends, two edge types by default, node details as fields),
-contradictions ranked and labelled by documents and values; labels from documents are
-escaped. The Dashboard's top disagreements use the same demo workspace."""
+interactive explorer (its page from `wb.graph.explorer` in a component; two edge types by
+default, node details as fields, `?node=` opens a chunk's neighbourhood), contradictions ranked
+and labelled by documents and values; labels from documents are escaped. The Dashboard's top
+disagreements use the same demo workspace."""
 
 import json
 import re
@@ -10,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragbench.workbench import Workbench
-from ragbench.workbench.presentation import DEFAULT_EDGE_TYPES, ego_chart
+from ragbench.workbench.presentation import DEFAULT_EDGE_TYPES, EXPLORER_MESSAGE
 
 from ..conftest import ROOT, SAMPLES
 
@@ -39,10 +40,11 @@ def test_graph_page_on_an_empty_workspace(tmp_path, monkeypatch):
     assert "Library" in at.info[0].value
 
 
-def _charts(at) -> dict[str, dict]:
-    """The Vega-Lite charts on the page by element id, as specs."""
-    return {e.proto.id: json.loads(e.proto.spec) for e in at.main
-            if getattr(e, "type", "") == "vega_lite_chart"}
+def _explorer(at) -> dict:
+    """The data the page gives the explorer component (its page, key, centre...)."""
+    [element] = [e for e in at.main if getattr(e.proto, "component_name", "")
+                 == "ragbench_graph_explorer"]
+    return json.loads(element.proto.json)
 
 
 def test_graph_page_selects_a_chunk_and_draws_its_neighbourhood(demo_ws, monkeypatch):
@@ -57,27 +59,29 @@ def test_graph_page_selects_a_chunk_and_draws_its_neighbourhood(demo_ws, monkeyp
     expanders = [e.label for e in at.expander]
     assert any(label.startswith(("SIMILAR_TO", "TOPIC_OVERLAP")) for label in expanders)
     assert not any(label.startswith(("SAME_LENS", "TEMPORAL_OVERLAP")) for label in expanders)
-    assert any("nodes" in c.value and "edges" in c.value for c in at.caption)
-    # the view: a clickable chart (a "node" selection) with a legend for lenses and edge types
-    view = next(spec for key, spec in _charts(at).items() if key.endswith("graph_view"))
-    layers = view["layer"]
-    assert layers[1]["params"][0]["name"] == "node"
-    assert layers[0]["encoding"]["color"]["title"] == "Edge type"
-    assert layers[1]["encoding"]["color"]["title"].startswith("Lens")
-    assert {e["type"] for e in layers[0]["data"]["values"]} <= set(DEFAULT_EDGE_TYPES)
+    assert any("nodes" in c.value and "linked pair" in c.value for c in at.caption)
+    # the view: the explorer's page, in a component that passes clicks back
+    view = _explorer(at)
+    assert view["message"] == EXPLORER_MESSAGE and view["height"] >= 500
+    assert view["html"].startswith("<!DOCTYPE html>") and "vis.Network" in view["html"]
+    explorer = Workbench(demo_ws).graph.explorer(view["centre"], 1, list(DEFAULT_EDGE_TYPES),
+                                                 30)
+    assert view["key"] == explorer.key  # what the page drew is the facade's explorer
+    assert at.query_params["node"] == view["centre"]  # a link back to this neighbourhood
     # the chosen chunk as readable fields, not a collapsed JSON
     fields = at.dataframe[0].value
     assert list(fields.columns) == ["field", "value"]
     chosen = dict(zip(fields["field"], fields["value"], strict=True))
-    assert chosen["Lens"] and chosen["Document"] and chosen["Chunk id"]
+    assert chosen["Lens"] and chosen["Document"] and chosen["Chunk id"] == view["centre"]
     assert not at.json
-    # exploring from another node (what a click offers) re-centres the view on it
-    other = next(n["id"] for n in layers[1]["data"]["values"] if n["id"] != chosen["Chunk id"])
+    # exploring from another node (what a click does) re-centres the view on it
+    other = next(n.id for n in explorer.nodes if n.id != chosen["Chunk id"])
     at.session_state["graph_centre"] = other
     at.run()
     assert not at.exception, at.exception
     fields = at.dataframe[0].value
     assert dict(zip(fields["field"], fields["value"], strict=True))["Chunk id"] == other
+    assert _explorer(at)["centre"] == other
     # a narrower view: one edge type, smaller limit
     at.multiselect(key="graph_edge_types").set_value(["SIMILAR_TO"]).run()
     at.slider(key="graph_limit").set_value(10).run()
@@ -127,19 +131,20 @@ def test_dashboard_shows_the_top_disagreements_and_opens_them_in_the_graph(demo_
     assert any("potential contradictions" in c.value for c in at.caption)
 
 
-def test_the_graph_chart_keeps_document_text_in_data_values():
-    evil = "<script>alert('x')</script> ![x](http://example.invalid/a.png)"
-    ego = {"nodes": [{"id": "a", "lens": "engineering", "source_name": evil, "chunk_index": 0,
-                      "content_preview": evil, "hop_root": True},
-                     {"id": "b", "lens": "new-lens", "source_name": "b.md", "chunk_index": 1,
-                      "content_preview": "fine"}],
-           "edges": [{"source": "a", "target": "b", "type": "SIMILAR_TO", "weight": 0.9}]}
-    spec = ego_chart(ego)
-    nodes = spec["layer"][1]["data"]["values"]
-    assert [n["chosen"] for n in nodes] == ["chosen chunk", "neighbour"]
-    assert evil.split(" ")[0] in nodes[0]["document"]  # data, drawn by Vega as text
-    outside = json.dumps({k: v for k, v in spec.items() if k != "layer"})
-    assert "script" not in outside and "example.invalid" not in outside
+def test_a_link_to_a_chunk_opens_its_neighbourhood(demo_ws, monkeypatch):
+    chunk = Workbench(demo_ws).search.query("Postgres 16 migration", mode="hybrid",
+                                            top_k=1)[0].chunk_id
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["node"] = chunk
+    at.run()
+    at.switch_page("app_pages/graph.py").run()
+    assert not at.exception, at.exception
+    assert _explorer(at)["centre"] == chunk  # no search needed
+    # an unknown chunk in the link says so instead of failing
+    at.session_state["graph_centre"] = "nope"
+    at.run()
+    assert any("not in the graph" in e.value for e in at.error)
 
 
 def test_chunk_picker_and_neighbours_read_as_text_and_say_why(demo_ws, monkeypatch):
