@@ -15,6 +15,7 @@ from ragbench.cli.common import (
     remember,
     run,
 )
+from ragbench.cli.jobs import InProcessOption, WaitOption, report_queued
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import EDGE_TYPES
 
@@ -44,11 +45,18 @@ def graph_options(ctx: typer.Context, workspace: WorkspaceOption = None,
 
 
 @graph_app.command()
-def build(ctx: typer.Context, workspace: WorkspaceOption = None,
-          as_json: JsonOption = False) -> int:
-    """Rebuild the graph from scratch."""
+def build(ctx: typer.Context, wait: WaitOption = False, in_process: InProcessOption = False,
+          workspace: WorkspaceOption = None, as_json: JsonOption = False) -> int:
+    """Rebuild the graph from scratch.
+
+    On a PostgreSQL workspace this queues a graph job: a `ragbench worker` rebuilds the
+    graph of its own workspace folder (`--in-process` rebuilds this folder's graph here).
+    """
 
     def handle(wb: Workbench, out: Output) -> int:
+        if wb.jobs.deferred and not in_process:
+            _, failed = report_queued(wb, out, wb.jobs.submit_graph(rebuild=True), wait)
+            return 1 if failed else 0
         stats = wb.graph.build().model_dump()
         out.emit(stats, f"built: {stats['nodes']} nodes, {stats['edges']} edges")
         return 0

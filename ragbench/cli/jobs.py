@@ -1,4 +1,8 @@
-"""`ragbench worker | jobs`: the ingest queue of a PostgreSQL workspace (docs/team.md#workers)."""
+"""`ragbench worker | jobs`: the job queue of a PostgreSQL workspace (docs/team.md#workers).
+
+`report_queued` is how the commands that queue work on PostgreSQL (`ingest`, `reprocess`,
+`graph build`) print the jobs they made, and with `--wait` follow them to the end.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import typer
 
 from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
 from ragbench.workbench import Workbench
-from ragbench.workbench.jobs import JobState
+from ragbench.workbench.jobs import JobState, QueuedUploads
 
 app = typer.Typer()
 PANEL = "Queue"
@@ -17,8 +21,44 @@ PANEL = "Queue"
 
 def _job_line(job: JobState) -> str:
     chunks = f"{job.result.chunks:>4} chunks" if job.result else " " * 11
-    detail = job.reason or (job.result.status if job.result else "")
-    return (f"{job.id:>6}  {job.state:<8} {chunks}  {job.source_id}  {detail}").rstrip()
+    detail = job.reason or (job.result.status if job.result else "") or job.summary
+    return (f"{job.id:>6}  {job.state:<8} {job.kind:<9} {chunks}  {job.source_id}  "
+            f"{detail}").rstrip()
+
+
+WaitOption = Annotated[bool, typer.Option(
+    "--wait", metavar="", help="PostgreSQL: follow the queued jobs until every one is done "
+    "or failed, printing each change of state (workers must be running).")]
+InProcessOption = Annotated[bool, typer.Option(
+    "--in-process", metavar="", help="PostgreSQL: do the work in this process, as an "
+    "embedded workspace does, instead of queueing it for workers.")]
+
+
+def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
+                  timeout: float | None = None) -> tuple[list[JobState], int]:
+    """Print the jobs `queued` made and what was settled without a job; with `wait`, follow
+    the jobs (one line per change of state) until all are finished. The final states, and
+    how many jobs (and settled files) failed.
+    """
+    jobs = queued.jobs
+    settled_failed = sum(r.status == "failed" for r in queued.settled)
+    for r in queued.settled:
+        out.note(f"{r.status:<8} {'':>6}  {r.path}  {r.error or r.reason}".rstrip())
+    out.note(f"{len(jobs)} job(s) queued: {' '.join(str(j.id) for j in jobs) or '-'}"
+             + ("" if wait else "  (`ragbench jobs` follows them; `ragbench worker` runs them)"))
+    if wait and jobs:
+        final = {j.id: j for j in jobs}
+        for state in wb.jobs.follow([j.id for j in jobs], timeout=timeout):
+            final[state.id] = state
+            out.note(_job_line(state))
+        jobs = [final[j.id] for j in jobs]
+    failed = settled_failed + sum(j.state == "failed" for j in jobs)
+    counts = {s: sum(j.state == s for j in jobs) for s in ("queued", "running", "done", "failed")}
+    out.emit({"deferred": True, "jobs": [j.model_dump() for j in jobs],
+              "settled": [r.model_dump() for r in queued.settled], "counts": counts},
+             ", ".join(f"{n} {s}" for s, n in counts.items())
+             + (f"; {len(queued.settled)} settled without a job" if queued.settled else ""))
+    return jobs, failed
 
 
 @app.command(rich_help_panel=PANEL)
@@ -41,7 +81,8 @@ def worker(
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
-    """Run queued ingest jobs of a PostgreSQL workspace (uploads through the API or app).
+    """Run queued jobs of a PostgreSQL workspace: uploads (API, app), files of `ragbench
+    ingest`, re-processing and graph rebuilds.
 
     Start one per host (or several): they share the queue in the database. A job whose
     worker was killed is run again by another; a file is never stored twice. Prints what it
@@ -63,12 +104,14 @@ def worker(
 def jobs(
     ctx: typer.Context,
     upload_id: Annotated[int | None, typer.Argument(
-        metavar="ID", show_default=False, help="One job (its upload id).")] = None,
+        metavar="ID", show_default=False, help="One job (its id).")] = None,
     limit: Annotated[int, typer.Option(metavar="N", help="Newest N jobs.")] = 50,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
-    """Uploads and their state: queued, running, done or failed (with the reason)."""
+    """Jobs (uploads, paths, re-processing, graph) and their state: queued, running, done
+    or failed (with the reason).
+    """
 
     def handle(wb: Workbench, out: Output) -> int:
         if upload_id is not None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.cli.jobs import InProcessOption, WaitOption, report_queued
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import graph_update_line
@@ -55,6 +56,8 @@ def ingest(
     chunk_overlap: Annotated[int | None, typer.Option(
         metavar="N", show_default=False,
         help="Overlap tokens between chunks (default: the chunk_overlap setting, 150).")] = None,
+    wait: WaitOption = False,
+    in_process: InProcessOption = False,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
@@ -63,9 +66,22 @@ def ingest(
     Unchanged files are skipped, changed ones updated. Each file is reported as inserted,
     updated, skipped, reprocessed or failed (with the reason); emails bring their attachments
     as their own entries. Exit 1 when files were given but none could be ingested.
+
+    On a PostgreSQL workspace each file is read here, stored in the database and queued as
+    one job, and the command returns at once with the job ids; `ragbench worker` processes,
+    on any host, ingest them (`--wait` follows them to the end, `--in-process` ingests here).
     """
 
     def handle(wb: Workbench, out: Output) -> int:
+        if wb.jobs.deferred and not in_process:
+            if chunk_size is not None or chunk_overlap is not None:
+                raise InvalidRequestError(
+                    "--chunk-size/--chunk-overlap apply to an ingest in this process; queued "
+                    "files are chunked with the workers' settings (add --in-process, or set "
+                    "chunk_size/chunk_overlap in the workspace settings)")
+            jobs, failed = report_queued(wb, out, wb.jobs.submit_paths(paths, lens, root), wait)
+            ok = len(jobs) - sum(j.state == "failed" for j in jobs)
+            return 0 if ok or not failed else 1
         on_file, on_stage = out.progress_bars(len(paths))
         report = wb.library.ingest(paths, lens=lens, root=root, progress=on_stage,
                                    file_progress=on_file).model_dump()

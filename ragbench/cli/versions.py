@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.cli.jobs import InProcessOption, WaitOption, report_queued
 from ragbench.workbench import Workbench
 
 app = typer.Typer()
@@ -29,6 +30,8 @@ def reprocess(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="", help="List what would be re-processed and why; change nothing.")
     ] = False,
+    wait: WaitOption = False,
+    in_process: InProcessOption = False,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> int:
@@ -36,11 +39,16 @@ def reprocess(
 
     Documents made by an older ingest version or with other chunk, embedding or context
     settings are parsed, chunked and embedded again from their original (archive, files/ or
-    the source path). Unchanged chunk texts reuse cached vectors; each document is stored in
-    its own transaction, so an interrupted run can simply be started again.
+    the source path; on PostgreSQL first the database). Unchanged chunk texts reuse cached
+    vectors; each document is stored in its own transaction, so an interrupted run can
+    simply be started again. On a PostgreSQL workspace each stale document becomes a job for
+    `ragbench worker` (`--wait` follows them, `--in-process` runs them here).
     """
 
     def handle(wb: Workbench, out: Output) -> int:
+        if wb.jobs.deferred and not in_process and not dry_run:
+            _, bad = report_queued(wb, out, wb.jobs.submit_reprocess(target_version), wait)
+            return 1 if bad else 0
         report = wb.maintenance.reprocess(target_version=target_version, dry_run=dry_run)
         lines = [f"{len(report.stale)} stale document(s)"
                  + (" (dry run, nothing changed)" if report.dry_run else "")]

@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,6 +57,9 @@ from ragbench.parsers.base import ParseError
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore, flat_metadata
+
+if TYPE_CHECKING:
+    from ragbench.store.originals import OriginalStore
 
 MAX_ATTACHMENT_DEPTH = 5
 """Attachments nested deeper than this (mail in mail in mail...) are reported, not parsed."""
@@ -142,6 +145,9 @@ class Ingestor:
         self.settings_ready: Callable[[], object] = lambda: None
         # chunk ids whose vectors `stage_vectors` already upserted for the group being stored
         self._staged: set[str] = set()
+        # PostgreSQL: originals kept in the database too, in the document's own transaction,
+        # so every host can read them (ragbench.store.originals; set by the facade)
+        self.originals: OriginalStore | None = None
 
     # --- decision ----------------------------------------------------------------------------
 
@@ -472,13 +478,21 @@ class Ingestor:
         for doc_id in replaced:
             if doc_id not in kept_ids:
                 mark_leaving(self.files_dir / doc_id)
+        old_hashes = ([r.file_hash for d in replaced
+                       if (r := self.catalog.get_document(d, include_failed=True))]
+                      if self.originals is not None else [])
         with self._archived(units):
             _pause_point("after_archive")
             with self.catalog.transaction() as tx:
                 removed = self.catalog.delete_documents(tx, replaced)
                 for unit in units:
+                    if self.originals is not None:  # before the row that refers to it
+                        self.originals.put(getattr(tx, "conn", tx), unit.data,
+                                           unit.record.file_name)
                     self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
                     self.catalog.set_archive_links(tx, unit.record)
+                if self.originals is not None:  # the replaced versions' files, if unused now
+                    self.originals.forget(getattr(tx, "conn", tx), old_hashes)
         _pause_point("after_commit")
         self._clean_up(store, units, chunks, replaced, removed)
 

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ragbench.archive import Archive
 from ragbench.archive.ops import build as archive_build
@@ -32,6 +32,9 @@ from ragbench.models import FileResult, IngestReport, NewDocument, Scalar
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from ragbench.store.originals import PgOriginals
 
 FileProgress = Callable[[str, int, int], None]
 """file_progress(path, done, total) — called after each top-level file."""
@@ -160,8 +163,12 @@ class Library:
         vectors: Callable[[], VectorStore],
         embedder: Callable[[], CachedEmbedder],
         on_change: Callable[[Progress | None], None],
+        originals: PgOriginals | None = None,
     ) -> None:
         self.workspace = workspace
+        self.originals = originals
+        """PostgreSQL: the originals in the database (read before this host's disk; pruned
+        after deletes)."""
         self.settings = settings
         self.catalog = catalog
         self.ingestor = ingestor
@@ -185,6 +192,22 @@ class Library:
         (default: see `default_root`). The workspace's own files are never ingested.
         """
         started = time.perf_counter()
+        files, results, load = self.path_loader(paths, root)
+        # read one file at a time as planning reaches it: memory holds a planning group, not
+        # the folder
+        loaded = (load(p) for p in files)
+        results += self.ingest_items(loaded, lens, progress, file_progress, total=len(files))
+        return make_report(results, started)
+
+    def path_loader(
+        self, paths: Sequence[str | Path], root: str | Path | None = None,
+    ) -> tuple[list[Path], list[FileResult], Callable[[Path], Item]]:
+        """The files `paths` name (folders read recursively), the results of those refused
+        already (missing, inside the workspace), and the function that reads one file as an
+        item to ingest (or its refusal: a link the `follow_symlinks` rule refuses, a file
+        above `max_file_mb`, an unreadable file). `ingest_paths` runs it in this process; a
+        queued ingest (`ragbench.jobs.pgqueue`) stores what it reads for a worker.
+        """
         files, results, dir_roots = collect_files_with_roots(paths)
         own = self.workspace.resolve()
         results += [
@@ -209,11 +232,7 @@ class Library:
                                   error=f"cannot read file: {e.strerror or e}")
             return FileItem(data, path.name, normalize_source_id(path, base), str(path))
 
-        # read one file at a time as planning reaches it: memory holds a planning group, not
-        # the folder
-        loaded = (load(p) for p in files)
-        results += self.ingest_items(loaded, lens, progress, file_progress, total=len(files))
-        return make_report(results, started)
+        return files, results, load
 
     def ingest_bytes(
         self,
@@ -414,6 +433,8 @@ class Library:
         self._vectors().delete(removed)
         for d in doc_ids:
             shutil.rmtree(self.files_dir / d, ignore_errors=True)
+        if self.originals is not None:
+            self.originals.prune()
         self.archive.remove([doc_id])
         if record.root_doc_id:  # an attachment: redo its thread's archive entry
             archive_build(self.catalog, self.archive, self.files_dir, False, [record.root_doc_id])
@@ -431,6 +452,8 @@ class Library:
         self.catalog.clear()
         self._vectors().reset()
         shutil.rmtree(self.files_dir, ignore_errors=True)
+        if self.originals is not None:
+            self.originals.prune()
         self.archive.clear()
         clear_graph()
         return stats["documents"], stats["chunks"]
@@ -446,7 +469,7 @@ class Library:
         if not check_originals:
             return find_stale(self.catalog, self.settings, target_version)
         return find_stale(self.catalog, self.settings, target_version, self.workspace,
-                          self.files_dir)
+                          self.files_dir, self.originals.get if self.originals else None)
 
     def reprocess(
         self,
@@ -454,8 +477,10 @@ class Library:
         dry_run: bool = False,
         progress: Progress | None = None,
         file_progress: FileProgress | None = None,
+        doc_ids: Sequence[str] | None = None,
     ) -> ReprocessReport:
-        """Re-run parse, chunk, context and embed for every stale document from its original.
+        """Re-run parse, chunk, context and embed for every stale document from its original
+        (only those of `doc_ids` when given: a queued reprocess job runs one document).
 
         Each document (with its attachments) is stored in its own transaction, so an
         interrupted run leaves finished documents current and a second run does the rest.
@@ -468,6 +493,8 @@ class Library:
                 f"target version {target_version} is not between 1 and the current ingest "
                 f"version {CURRENT_INGEST_VERSION}")
         stale = self.stale(target_version)
+        if doc_ids is not None:
+            stale = [s for s in stale if s.doc_id in set(doc_ids)]
         report = ReprocessReport(dry_run=dry_run, stale=stale,
                                  target_version=target_version or CURRENT_INGEST_VERSION,
                                  not_reprocessable=[s for s in stale if not s.reprocessable])
@@ -492,7 +519,9 @@ class Library:
         """
         for item in todo:
             record = self.catalog.get_document(item.doc_id)
-            data = find_original(record, self.workspace, self.files_dir)[0] if record else None
+            data = (find_original(record, self.workspace, self.files_dir,
+                                  self.originals.get if self.originals else None)[0]
+                    if record else None)
             if data is None:
                 yield FileResult(path=item.source_id, status="failed", doc_id=item.doc_id,
                                  source_id=item.source_id, error="original no longer available")

@@ -19,6 +19,7 @@ file has changed: that is an update for `ragbench ingest`, not a re-process).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -190,16 +191,27 @@ class ReprocessReport(BaseModel):
 
 
 def find_original(
-    record: DocumentRecord, workspace: Path, files_dir: Path
+    record: DocumentRecord, workspace: Path, files_dir: Path,
+    stored: Callable[[str], bytes | None] | None = None,
 ) -> tuple[bytes | None, str | None, str]:
-    """(bytes, where, problem) for a document's original; bytes is None when none matches."""
+    """(bytes, where, problem) for a document's original; bytes is None when none matches.
+
+    `stored` (the PostgreSQL backend: `PgOriginals.get`) reads the original kept in the
+    database by content hash, which every host can; it is tried first, then this host's
+    archive, `files/` and the source path.
+    """
+    tried = []
+    if stored is not None:
+        data = stored(record.file_hash)
+        if data is not None and file_hash(data) == record.file_hash:
+            return data, f"database: originals/{record.file_hash[:12]}", ""
+        tried.append("database: missing")
     candidates: list[tuple[str, Path]] = []
     archive_uri = getattr(record, "archive_download_uri", None)
     if isinstance(archive_uri, str) and archive_uri:
         candidates.append(("archive", workspace / archive_uri))
     candidates.append(("files", files_dir / record.doc_id / record.file_name))
     candidates.append(("source path", Path.cwd() / record.source_id))
-    tried = []
     for label, path in candidates:
         try:
             if not path.is_file():
@@ -218,11 +230,12 @@ def find_original(
 def find_stale(
     catalog: Catalog, settings: Settings, target_version: int | None = None,
     workspace: Path | None = None, files_dir: Path | None = None,
+    stored: Callable[[str], bytes | None] | None = None,
 ) -> list[StaleDocument]:
     """Top-level indexed documents that are stale (a stale attachment marks its root).
 
     With `workspace`/`files_dir` each entry also says where its original is, or why it
-    cannot be re-processed.
+    cannot be re-processed (`stored`: see `find_original`).
     """
     signature = signature_of(settings)
     roots: dict[str, list[str]] = {}
@@ -250,7 +263,7 @@ def find_stale(
             content_version=root.content_version, chunks=chunks, reasons=reasons,
         )
         if workspace is not None and files_dir is not None:
-            data, where, problem = find_original(root, workspace, files_dir)
+            data, where, problem = find_original(root, workspace, files_dir, stored)
             item.original = where
             item.reprocessable = data is not None
             item.problem = problem or None

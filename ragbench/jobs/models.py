@@ -8,6 +8,11 @@ from pydantic import BaseModel, Field
 
 from ragbench.models import FileResult
 
+JobKind = Literal["upload", "path", "reprocess", "graph"]
+"""What a job does: ingest an upload (API, app), ingest a file `ragbench ingest PATH` read
+(PostgreSQL), re-process one stale document, or rebuild/update the context graph.
+"""
+
 JobStatus = Literal["queued", "running", "done", "failed"]
 """An upload's state: waiting for a worker, being ingested, stored (or skipped as already
 stored), or failed with a reason.
@@ -15,9 +20,10 @@ stored), or failed with a reason.
 
 
 class JobState(BaseModel):
-    """One enqueued upload and the state of its job."""
+    """One enqueued job (an upload, a file, a re-processing, a graph rebuild) and its state."""
 
-    id: int = Field(description="the upload's id (what `GET /v1/jobs/{id}` takes)")
+    id: int = Field(description="the job's id in ragbench (what `GET /v1/jobs/{id}` takes)")
+    kind: JobKind = "upload"
     job_id: int | None = Field(None, description="the queue's job id (procrastinate's)")
     name: str
     source_id: str
@@ -28,13 +34,15 @@ class JobState(BaseModel):
     attempts: int = Field(0, description="runs of the job so far (retries after a failure "
                           "or a worker that stopped answering)")
     result: FileResult | None = Field(None, description="the ingest result, once run")
+    summary: str = Field("", description="what a finished graph job made")
     created_at: str = ""
     updated_at: str = ""
 
 
 class QueuedUploads(BaseModel):
-    """The answer to an upload: the jobs made, and files settled without one (too large,
-    the same bytes twice, already in the library or already queued).
+    """The answer to an upload (or a queued ingest, re-processing, graph rebuild): the jobs
+    made, and files settled without one (too large, the same bytes twice, already in the
+    library or already queued, not readable, not re-processable).
     """
 
     deferred: bool = Field(description="true: the jobs run later, on a worker; false: they "

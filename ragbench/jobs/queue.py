@@ -13,12 +13,34 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ragbench.errors import NotFoundError
+from ragbench.ingest.versioning import ReprocessReport
 from ragbench.jobs.models import JobState, QueuedUploads
 from ragbench.models import IngestReport
 from ragbench.store.catalog import now_iso
 
 IngestUploads = Callable[[Sequence[tuple[str, bytes]], str | None], IngestReport]
 """The facade's upload ingest (screening, ingest, graph update): (items, lens) -> report."""
+
+
+class JobRunner(Protocol):
+    """What a worker calls to run each kind of job (the facade's own operations)."""
+
+    def upload(self, name: str, data: bytes, lens: str | None) -> IngestReport:
+        """Ingest one upload as an in-process upload is ingested."""
+        ...
+
+    def file(self, name: str, data: bytes, source_id: str, shown: str,
+             lens: str | None) -> IngestReport:
+        """Ingest one file read by `ragbench ingest PATH` under its source id."""
+        ...
+
+    def reprocess(self, doc_id: str, target_version: int | None) -> ReprocessReport:
+        """Re-process one stale document from its original."""
+        ...
+
+    def graph(self, rebuild: bool) -> str:
+        """Rebuild (or bring up to date) the context graph; a one-line summary."""
+        ...
 
 
 class JobQueue(Protocol):

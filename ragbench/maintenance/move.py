@@ -4,15 +4,18 @@
   chunks, the embedding and context-summary caches, saved answers, chats, reports) copied
   row by row with its ids and `rowid`s, and the vectors read from Chroma and written to
   pgvector as they are (no re-embedding), all in ONE PostgreSQL transaction into a schema that
-  must be empty: a failed copy leaves nothing behind. The folder-side files (originals under
-  `files/`, the archive, the context graph) are not in the database yet (docs/team.md): they
-  stay in the source folder, which the PostgreSQL workspace keeps using as its folder.
+  must be empty: a failed copy leaves nothing behind. The originals under `files/` are
+  copied into the `originals` table in that transaction too (those whose content is what
+  the catalog recorded); the folder itself (its `files/` cache, the archive, the context
+  graph) stays where it is, and the PostgreSQL workspace keeps using it as its folder.
 - PostgreSQL -> a folder (`to_folder`): the same tables into a new SQLite catalog and the
   vectors into a new Chroma store, plus a copy of the source folder's files (everything but
   its own catalog, Chroma store and lock file; `settings.toml` without the two database
-  settings), all built in a temporary folder next to the target and renamed into place at the
-  end. The target must be absent or empty, and no upload may still be queued (the embedded
-  backend has no queue); the queue's own tables (`uploads`, procrastinate's) are not copied.
+  settings), and the originals of documents that folder lacks (stored by other hosts) written
+  from the `originals` table into `files/<doc_id>/`, all built in a temporary folder next to
+  the target and renamed into place at the end. The target must be absent or empty, and no
+  job may still be queued (the embedded backend has no queue); the queue's own tables
+  (`uploads`, procrastinate's) are not copied.
 
 The source is read in one snapshot (a SQLite read transaction under the workspace write lock;
 a PostgreSQL REPEATABLE READ transaction), so a copy never mixes two states of it. Tables
@@ -36,6 +39,7 @@ import sqlalchemy as sa
 import tomli_w
 
 from ragbench.errors import StoreError
+from ragbench.ids import file_hash
 
 TABLES = (
     "ingest_versions", "documents", "chunks", "embedding_cache", "context_cache", "answers",
@@ -75,12 +79,15 @@ def parse_target(target: str, schema: str | None) -> tuple[str, str | None]:
 
 def to_postgres(
     conn: sqlite3.Connection, vectors: Any, url: str, schema: str,
-    progress: Progress = _quiet,
+    progress: Progress = _quiet, files_dir: Path | None = None,
 ) -> dict[str, int]:
     """Copy the SQLite catalog on `conn` and the Chroma `vectors` into the empty PostgreSQL
     schema `schema` at `url`, in one transaction; returns rows copied per table (and
-    `vectors`). Hold the source's write lock around the call.
+    `vectors`). With `files_dir` the documents' originals found there (with the content the
+    catalog recorded) go into the `originals` table in the same transaction (`originals`: how
+    many). Hold the source's write lock around the call.
     """
+    from ragbench.store.originals import PgOriginals
     from ragbench.store.pgvectors import PgVectors
     from ragbench.store.postgres import connect, migrate
 
@@ -120,6 +127,9 @@ def to_postgres(
                     progress("vectors", start + len(part), len(ids))
                 progress("vectors", len(ids), len(ids))
                 counts["vectors"] = len(ids)
+                if files_dir is not None:
+                    counts["originals"] = _originals_to_postgres(
+                        conn, files_dir, PgOriginals(engine), pg, progress)
         finally:
             conn.execute("ROLLBACK")
         return counts
@@ -212,10 +222,12 @@ def to_folder(
                 catalog.fts_rebuild()  # the index's stemmed text (not a PostgreSQL column)
                 counts["vectors"] = _vectors_to_chroma(pg, open_vectors(temp / "chroma"),
                                                        progress)
+                documents = _pg_documents(pg)
         catalog.close()
         catalog = None
         forget_client(temp / "chroma")
         _copy_folder_files(Path(source_folder), temp)
+        counts["originals"] = _originals_to_folder(engine, documents, temp)
         os.rename(temp, target)  # onto an absent or empty folder: atomic on POSIX
         return counts
     except sa.exc.SQLAlchemyError as e:
@@ -229,6 +241,12 @@ def to_folder(
             shutil.rmtree(temp, ignore_errors=True)
 
 
+def _pg_documents(pg: sa.Connection) -> list[Any]:
+    """(doc_id, file_name, file_hash, source_id, lens, parent_doc_id) of every document."""
+    return list(pg.execute(sa.text(
+        "SELECT doc_id, file_name, file_hash, source_id, lens, parent_doc_id FROM documents")))
+
+
 def _refuse_pending_uploads(pg: sa.Connection) -> None:
     """StoreError while uploads wait in the queue (migration 0004): an embedded workspace has
     no queue, so they would be lost; the finished ones' documents are in the catalog.
@@ -237,7 +255,8 @@ def _refuse_pending_uploads(pg: sa.Connection) -> None:
         return
     pending = pg.execute(sa.text("SELECT count(*) FROM uploads WHERE outcome IS NULL")).scalar()
     if pending:
-        raise StoreError(f"{pending} uploads are still queued in this workspace; an embedded "
+        raise StoreError(f"{pending} uploads are still queued in this workspace (jobs of any "
+                         "kind: uploads, paths, re-processing, graph); an embedded "
                          "workspace has no queue: let the workers finish (`ragbench worker "
                          "--once`) and migrate again")
 
@@ -293,6 +312,53 @@ def _vectors_to_chroma(pg: sa.Connection, store: Any, progress: Progress) -> int
         progress("vectors", done, total)
     progress("vectors", done, total)
     return done
+
+
+def _originals_to_postgres(conn: sqlite3.Connection, files_dir: Path, store: Any,
+                           pg: sa.Connection, progress: Progress) -> int:
+    """Each document's original under `files_dir/<doc_id>/` into `originals` (on `pg`), one
+    file in memory at a time; a missing file or one whose content changed is left out (that
+    document is then re-processable only where its original is).
+    """
+    rows = conn.execute("SELECT doc_id, file_name, file_hash FROM documents").fetchall()
+    stored = 0
+    for done, (doc_id, file_name, digest) in enumerate(rows, 1):
+        path = files_dir / doc_id / file_name
+        try:
+            data = path.read_bytes() if path.is_file() else None
+        except OSError:
+            data = None
+        if data is not None and file_hash(data) == digest:
+            store.put(pg, data, file_name)
+            stored += 1
+        progress("originals", done, len(rows))
+    return stored
+
+
+def _originals_to_folder(engine: sa.Engine, documents: Sequence[Any], temp: Path) -> int:
+    """Write into `temp/files/<doc_id>/` the originals (from the `originals` table) of the
+    documents whose folder copy is missing (stored by another host), each with its
+    `.source.json`, as ingest writes them; how many.
+    """
+    from ragbench.ingest.originals import SOURCE, OriginalSource
+    from ragbench.store.originals import PgOriginals
+
+    store = PgOriginals(engine)
+    written = 0
+    for doc in documents:
+        folder = temp / "files" / doc.doc_id
+        if (folder / doc.file_name).exists():
+            continue
+        data = store.get(doc.file_hash)
+        if data is None:
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / doc.file_name).write_bytes(data)
+        source = OriginalSource(source_id=doc.source_id, lens=doc.lens,
+                                file_name=doc.file_name, parent_doc_id=doc.parent_doc_id)
+        (folder / SOURCE).write_text(source.model_dump_json(), encoding="utf-8")
+        written += 1
+    return written
 
 
 def _copy_folder_files(source: Path, temp: Path) -> None:

@@ -7,7 +7,8 @@
   every process and host that opens a workspace with the same two settings.
 
 Either way the folder still holds settings, originals (`files/`), the archive and the context
-graph (docs/team.md says what moves to the database next). The Chroma store opens on first use
+graph; on PostgreSQL the originals are in the database too (`ragbench.store.originals`), and
+docs/team.md says what stays on each host's disk. The Chroma store opens on first use
 (chromadb takes seconds to import); `vectors()` opens it, so callers keep that laziness.
 """
 
@@ -44,6 +45,16 @@ class Stores:
 
             return PgVectors(self.engine, self.schema)
         return open_vectors(self.workspace / "chroma")
+
+    def originals(self) -> Any:
+        """The originals kept in the database (`PgOriginals`, postgres), None for an embedded
+        workspace (its originals are the files under `files/`).
+        """
+        if self.backend != "postgres":
+            return None
+        from ragbench.store.originals import PgOriginals
+
+        return PgOriginals(self.engine)
 
     def database_lock(self) -> Any:
         """The workspace's `PgAdvisoryLock` (postgres), None for an embedded workspace."""

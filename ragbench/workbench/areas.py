@@ -22,7 +22,7 @@ from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings, redact_url
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import contradiction_links, find_contradictions
-from ragbench.errors import InvalidRequestError, LLMError
+from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.graph import ContextGraph
 from ragbench.graph.explorer import GraphExplorer, build_explorer
 from ragbench.graph.service import graph_update
@@ -69,6 +69,22 @@ from ragbench.workbench.results import (
     StoredChunk,
     WorkspaceStats,
 )
+
+
+def read_original(wb: WorkbenchParts, uri: str) -> bytes:
+    """An archived original by its `archive_download_uri`, confined to the archive.
+
+    On PostgreSQL a document stored by another host has no file in this host's archive: its
+    original comes from the database (`PgOriginals`), by the document that has this download
+    URI. `NotFoundError` when neither has it.
+    """
+    try:
+        return wb.archive_folder.read_bytes(uri)
+    except NotFoundError:
+        data = wb.originals.by_download_uri(uri) if wb.originals is not None else None
+        if data is None:
+            raise
+        return data
 
 
 class _Area:
@@ -288,7 +304,8 @@ class AnswersArea(_Area):
         return passage_view(source, self.resolve_citation(source.id),
                             document_text=wb.catalog.document_text,
                             read_view=wb.archive_folder.read_text,
-                            read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
+                            read_original=lambda uri: read_original(wb, uri),
+                            workspace=wb.workspace)
 
 
 class GraphArea(_Area):
@@ -390,8 +407,8 @@ class ArchiveArea(_Area):
         return self._wb.archive_folder.read_text(uri)
 
     def original(self, uri: str) -> bytes:
-        """An archived original by its `archive_download_uri` (confined to the archive)."""
-        return self._wb.archive_folder.read_bytes(uri)
+        """An archived original by its `archive_download_uri` (see `read_original`)."""
+        return read_original(self._wb, uri)
 
     def threads(self) -> dict[str, list[str]]:
         """E-mail threads: doc id → its thread's doc ids in date order, for messages with
@@ -490,12 +507,13 @@ class MaintenanceArea(_Area):
                     "this workspace is already in PostgreSQL: migrate it --to a folder")
             with wb.write_lock.held("copying the workspace to PostgreSQL"):
                 counts = move.to_postgres(wb.catalog.conn, wb.vectors, where, pg_schema,
-                                          report)
+                                          report, files_dir=wb.files_dir)
             shown = f"{redact_url(where)}#{pg_schema}"
             return MoveReport(
                 source=str(wb.workspace), target=shown, counts=counts,
-                folder_files=(f"left in {wb.workspace} (originals, archive, graph are not in "
-                              "the database yet): keep using this folder with database_url "
+                folder_files=(f"originals copied into the database; left in {wb.workspace} "
+                              "(archive, graph and the originals' folder copy are not in the "
+                              "database): keep using this folder with database_url "
                               f"and database_schema = {pg_schema!r} set"))
         if wb.stores.backend != "postgres":
             raise InvalidRequestError(
@@ -505,7 +523,8 @@ class MaintenanceArea(_Area):
             source=f"{redacted(wb.stores.engine)}#{wb.stores.schema}", target=where,
             counts=counts,
             folder_files=(f"copied from {wb.workspace} (originals, archive, graph; "
-                          "settings.toml without the database settings)"))
+                          "settings.toml without the database settings); originals this "
+                          "folder lacked written from the database"))
 
     def stale(self, target_version: int | None = None, check_originals: bool = True,
               ) -> list[StaleDocument]:

@@ -1,7 +1,8 @@
 """The facade every face (CLI, app pages, HTTP, MCP) calls: one workspace, eight areas.
 
 `Workbench(workspace)` wires the stages over one workspace directory — `catalog.sqlite` (the
-truth), `chroma/` (vectors, derived), `files/<doc_id>/` (originals), `archive/` (browsable
+truth), `chroma/` (vectors, derived), `files/<doc_id>/` (originals; on PostgreSQL also kept in
+the database, `ragbench.store.originals`), `archive/` (browsable
 copies), `graph/` (the context graph) and `settings.toml` — and exposes them as areas. The
 catalog and vector store come from `ragbench.store.backends.open_stores`, the one place the
 backend is chosen: with `database_url` set they live in PostgreSQL instead (docs/team.md).
@@ -15,7 +16,8 @@ The areas:
 - `wb.maintenance`: doctor, versions, re-processing, backfill, backend status;
 - `wb.reports`: synthesized reports whose parts carry their references;
 - `wb.chats`: conversations that last (follow-ups, rename, delete, export);
-- `wb.jobs`: uploads as queued jobs, their states, the worker loop (docs/team.md#workers).
+- `wb.jobs`: uploads, paths, re-processing and graph rebuilds as queued jobs, their states,
+  the worker loop (docs/team.md#workers).
 
 Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
 every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
@@ -111,6 +113,8 @@ class Workbench:
             self.files_dir, archive=self.archive_folder,
         )
         self.database_lock = self.stores.database_lock()
+        self.originals = self.stores.originals()
+        self.ingestor.originals = self.originals
         self.ingestor.write_lock = self._store_step_lock
         self.ingestor.settings_ready = lambda: self.resolve_runtime(measure=True)
         self.doctor_service = Doctor(self.catalog, self.archive_folder, self.files_dir,
@@ -130,7 +134,7 @@ class Workbench:
                                  archive_exists=self.archive_folder.exists)
         self.library_service = Library(
             self.workspace, self.settings, self.catalog, self.ingestor, self.archive_folder,
-            lambda: self.vectors, lambda: self.embedder, self._update_graph,
+            lambda: self.vectors, lambda: self.embedder, self._update_graph, self.originals,
         )
         self.answer_service = AnswerService(
             self.answerer, self.catalog, self.settings,
@@ -233,17 +237,19 @@ class Workbench:
     @cached_property
     def job_queue(self) -> JobQueue:
         """Where uploads go: procrastinate in the workspace's PostgreSQL schema (workers run
-        them), or in process for the embedded backend (made on first use: procrastinate
-        imports take a moment).
+        them, and queued paths, re-processing and graph jobs too), or in process for the
+        embedded backend (made on first use: procrastinate imports take a moment).
         """
         def ingest(items: Sequence[tuple[str, bytes]], lens: str | None) -> IngestReport:
             return self.library.ingest_uploads(items, lens=lens)
 
         if self.stores.backend == "postgres":
             from ragbench.jobs.pgqueue import PgJobQueue
+            from ragbench.workbench.jobs import WorkbenchRunner
 
             return PgJobQueue(self.stores.engine, self.settings.database_schema, self.catalog,
-                              ingest, self.settings.max_upload_mb)
+                              WorkbenchRunner(self), self.settings.max_upload_mb,
+                              self.originals)
         return InProcessQueue(ingest)
 
     @cached_property

@@ -1,37 +1,120 @@
-"""The facade's jobs area: uploads through the queue, their states, and the worker loop.
+"""The facade's jobs area: work through the queue, its states, and the worker loop.
 
 Which queue runs behind it is the backend's choice (`Workbench.job_queue`): in process for
 the embedded workspace, procrastinate in the workspace's PostgreSQL schema for the team tier.
+On PostgreSQL four kinds of work are queued (`ragbench.jobs.pgqueue`): uploads, files named
+by `ragbench ingest PATH`, re-processing of stale documents, and context graph rebuilds;
+`WorkbenchRunner` is what a worker calls to run each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragbench.errors import InvalidRequestError
+from ragbench.ingest.library import FileItem, make_report
+from ragbench.ingest.versioning import ReprocessReport
 from ragbench.jobs import JobState, QueuedUploads
+from ragbench.models import IngestReport
+from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench.parts import WorkbenchParts
 
 if TYPE_CHECKING:
-    from ragbench.jobs.pgqueue import WorkerReport
+    from ragbench.jobs.pgqueue import PgJobQueue, WorkerReport
+
+FINISHED = ("done", "failed")
+
+
+class WorkbenchRunner:
+    """The jobs' work, done by the facade of the worker's workspace (`JobRunner`)."""
+
+    def __init__(self, wb: WorkbenchParts) -> None:
+        self._wb = wb
+
+    def upload(self, name: str, data: bytes, lens: str | None) -> IngestReport:
+        """An upload, as the API ingests it in process (screening included)."""
+        return self._wb.library_service.ingest_uploads([(name, data)], lens=lens)
+
+    def file(self, name: str, data: bytes, source_id: str, shown: str,
+             lens: str | None) -> IngestReport:
+        """A file `ragbench ingest PATH` read, under the source id it read it as."""
+        started = time.perf_counter()
+        results = self._wb.library_service.ingest_items(
+            [FileItem(data, name, source_id, shown)], lens, None, None)
+        return make_report(results, started)
+
+    def reprocess(self, doc_id: str, target_version: int | None) -> ReprocessReport:
+        """One stale document re-processed (a document no longer stale: nothing done)."""
+        return self._wb.library_service.reprocess(target_version, doc_ids=[doc_id])
+
+    def graph(self, rebuild: bool) -> str:
+        """The context graph of this worker's workspace folder, rebuilt or brought up to date."""
+        wb = self._wb
+        graph = wb.graph_service.rebuild() if rebuild else wb.graph_service.current()
+        stats = graph.stats()
+        return (f"{'rebuilt' if rebuild else 'updated'}: {stats['nodes']} nodes, "
+                f"{stats['edges']} edges (in {wb.workspace})")
 
 
 class JobsArea:
-    """Uploads as jobs: submit, list, one job, run a worker."""
+    """Work as jobs: submit, list, one job, follow, run a worker."""
 
     def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
 
     @property
     def deferred(self) -> bool:
-        """Whether uploads are ingested later by workers (PostgreSQL) or at once (embedded)."""
+        """Whether uploads, paths, re-processing and graph rebuilds are done later by workers
+        (PostgreSQL) or at once in the calling process (embedded).
+        """
         return self._wb.stores.backend == "postgres"
 
     def submit_uploads(self, items: Sequence[tuple[str, bytes]],
                        lens: str | None = None) -> QueuedUploads:
         """Uploads (name, bytes) into the queue: one job per file to ingest."""
         return self._wb.job_queue.submit(items, lens)
+
+    def _pg(self, what: str) -> PgJobQueue:
+        from ragbench.jobs.pgqueue import PgJobQueue
+
+        queue = self._wb.job_queue
+        if not isinstance(queue, PgJobQueue):
+            raise InvalidRequestError(
+                f"{what} is queued only on a PostgreSQL workspace (set database_url, "
+                "docs/team.md); an embedded workspace does it in the calling process")
+        return queue
+
+    def submit_paths(self, paths: Sequence[str | Path], lens: str | None = None,
+                     root: str | Path | None = None) -> QueuedUploads:
+        """Files and folders into the queue (PostgreSQL): each file is read here, with the
+        same rules as an in-process ingest (source ids relative to `root`, links, the size
+        limit `max_file_mb`), and its bytes stored in the database with its job, so a worker
+        on any host ingests it. Files refused here are settled without a job.
+        """
+        queue = self._pg("ingest of a path")
+        files, refused, load = self._wb.library_service.path_loader(paths, root)
+        queued = queue.submit_files((load(p) for p in files), lens)
+        queued.settled[:0] = refused
+        return queued
+
+    def submit_reprocess(self, target_version: int | None = None) -> QueuedUploads:
+        """One re-processing job per stale document whose original is in reach (PostgreSQL);
+        the others are settled as failed with the reason.
+        """
+        queue = self._pg("re-processing")
+        if target_version is not None and not 1 <= target_version <= CURRENT_INGEST_VERSION:
+            raise InvalidRequestError(
+                f"target version {target_version} is not between 1 and the current ingest "
+                f"version {CURRENT_INGEST_VERSION}")
+        stale = self._wb.library_service.stale(target_version)
+        return queue.submit_reprocess(stale, target_version)
+
+    def submit_graph(self, rebuild: bool = True) -> QueuedUploads:
+        """A job rebuilding (or updating) the context graph on the worker that runs it."""
+        return self._pg("a graph rebuild").submit_graph(rebuild)
 
     def list(self, limit: int = 100) -> list[JobState]:
         """The newest jobs first, with their state (queued, running, done, failed)."""
@@ -40,12 +123,35 @@ class JobsArea:
         return self._wb.job_queue.jobs(limit)
 
     def get(self, upload_id: int) -> JobState:
-        """One job by its upload id."""
+        """One job by its id."""
         return self._wb.job_queue.job(upload_id)
+
+    def follow(self, ids: Sequence[int], poll: float = 0.5,
+               timeout: float | None = None) -> Iterator[JobState]:
+        """Each change of state of these jobs as it is seen (first their current states),
+        until all are done or failed; `InvalidRequestError` after `timeout` seconds.
+        """
+        queue = self._pg("following jobs")
+        seen: dict[int, tuple[str, int]] = {}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            states = queue.states(list(ids))
+            for state in states:
+                key = (state.state, state.attempts)
+                if seen.get(state.id) != key:
+                    seen[state.id] = key
+                    yield state
+            if all(s.state in FINISHED for s in states):
+                return
+            if deadline is not None and time.monotonic() > deadline:
+                raise InvalidRequestError(
+                    f"jobs not finished after {timeout:.0f} s (is a `ragbench worker` "
+                    "running?); they stay queued: `ragbench jobs` shows them")
+            time.sleep(poll)
 
     def work(self, once: bool = False, concurrency: int = 1, name: str | None = None,
              stalled_after: float | None = None) -> WorkerReport:
-        """Run queued ingest jobs in this process (see `PgJobQueue.work`)."""
+        """Run queued jobs in this process (see `PgJobQueue.work`)."""
         from ragbench.jobs.pgqueue import STALLED_AFTER, PgJobQueue
 
         queue = self._wb.job_queue
@@ -62,4 +168,4 @@ class JobsArea:
                           stalled_after=stalled_after or STALLED_AFTER)
 
 
-__all__ = ["JobState", "JobsArea", "QueuedUploads"]
+__all__ = ["JobState", "JobsArea", "QueuedUploads", "WorkbenchRunner"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ragbench.answer import Answerer
 from ragbench.answer.saved import AnswerService
@@ -32,6 +32,9 @@ from ragbench.store.catalog import Catalog
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore
 from ragbench.workbench.citations import CitationResolver
+
+if TYPE_CHECKING:  # sqlalchemy: imported only by PostgreSQL workspaces
+    from ragbench.store.originals import PgOriginals
 
 
 class WorkbenchParts(Protocol):
@@ -56,6 +59,7 @@ class WorkbenchParts(Protocol):
     library_service: Library
     doctor_service: Doctor
     archive_folder: Archive
+    originals: PgOriginals | None
 
     @property
     def vectors(self) -> VectorStore:

@@ -34,7 +34,7 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
-from ragbench.workbench.areas import AnsweringParts
+from ragbench.workbench.areas import AnsweringParts, read_original
 from ragbench.workbench.passages import PassageView, passage_view
 
 TokenStream = Callable[[str, str], None]
@@ -225,7 +225,8 @@ class ReportsArea:
         return passage_view(source, self.resolve_citation(source.id),
                             document_text=wb.catalog.document_text,
                             read_view=wb.archive_folder.read_text,
-                            read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
+                            read_original=lambda uri: read_original(wb, uri),
+                            workspace=wb.workspace)
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
         """A cited chunk: live from the catalog, else the passage stored with a report or a

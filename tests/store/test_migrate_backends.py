@@ -4,18 +4,21 @@ A small workspace with documents in two lenses, a saved answer, a chat with a fo
 generated report goes to a fresh schema: the same counts (documents, chunks, vectors, answers,
 conversations, reports), the same vector hits (the vectors are copied, not re-embedded), the
 same full-text matches (sets: the engines rank differently, docs/team.md) and the same saved
-answers. Then back into a new folder: the same again, and the originals copied. A target that
+answers, and every original in the database. Then back into a new folder: the same again,
+and the originals copied (one the folder lacked written from the database). A target that
 is not empty is refused, so is a copy back while uploads wait in the queue, and a copy that
 fails half-way leaves nothing behind.
 """
 
 import json
+import shutil
 
 import pytest
 import sqlalchemy as sa
 
 from ragbench.cli.main import main
 from ragbench.errors import StoreError
+from ragbench.ids import file_hash
 from ragbench.maintenance import move
 from ragbench.store.pgvectors import PgVectors
 from ragbench.workbench import Workbench
@@ -63,6 +66,7 @@ def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch
     assert done.counts["vectors"] == before["vectors"] == before["chunks"]
     assert done.counts["conversations"] == 1 and done.counts["report_parts"] > 0
     assert "left in" in done.folder_files and "@" not in done.target.split("***@")[-1]
+    assert done.counts["originals"] == before["documents"]  # each original into the database
 
     pg = Workbench(tmp_path / "ws", postgres_settings(postgres_url, schema))
     assert isinstance(pg.vectors, PgVectors)
@@ -77,15 +81,21 @@ def test_round_trip_embedded_postgres_folder(tmp_path, postgres_url, monkeypatch
     with pytest.raises(StoreError, match="already holds a workspace"):
         wb.maintenance.migrate(postgres_url, schema=schema)
 
+    # a document as if another host had stored it: its original in the database only
+    ws_files = {p.name for p in (tmp_path / "ws" / "files").iterdir()}
+    gone = sorted(ws_files)[0]
+    shutil.rmtree(tmp_path / "ws" / "files" / gone)
     back = tmp_path / "back"
     done = pg.maintenance.migrate(str(back))
+    assert done.counts["originals"] == 1  # written from the database
+    record = pg.catalog.get_document(gone, include_failed=True)
+    assert file_hash((back / "files" / gone / record.file_name).read_bytes()) == record.file_hash
     assert done.counts["chunks"] == before["chunks"] and done.counts["vectors"] == before["vectors"]
     again = Workbench(back)
     assert again.stores.backend == "embedded"
     assert counts(again) == before
     assert answers(again) == saved and hits(again) == found
-    assert {p.name for p in (back / "files").iterdir()} == {
-        p.name for p in (tmp_path / "ws" / "files").iterdir()}
+    assert {p.name for p in (back / "files").iterdir()} == ws_files
     assert again.library.show(next(iter(again.catalog.all_doc_ids()))) is not None
 
     (tmp_path / "busy").mkdir()

@@ -286,7 +286,7 @@ def test_a_document_another_process_ingests_is_found_here_at_once(tmp_path, post
     note = tmp_path / "b" / "heron.md"
     note.parent.mkdir()
     note.write_text("# Heron\n\nThe heron pilot starts in May with twelve analysts.")
-    report = cli("ingest", str(note.parent), "--lens", "memo")
+    report = cli("ingest", str(note.parent), "--lens", "memo", "--in-process")
     assert "inserted" in json.dumps(report)
     assert here.search.query("heron pilot", mode="hybrid")[0].file_name == "heron.md"
 
