@@ -366,7 +366,8 @@ class Answerer:
             stop_if_asked(should_stop)
             with clock("references_ms"):
                 response.references, response.references_method = evaluate_references(
-                    response.answer_with_ids, results, model)
+                    response.answer_with_ids, results, model,
+                    max_chunks=self.settings.reference_max_chunks)
         response.timings = clock.timings
         return response
 
