@@ -445,7 +445,7 @@ class Library:
         """
         if not check_originals:
             return find_stale(self.catalog, self.settings, target_version)
-        return find_stale(self.catalog, self.settings, target_version, self.workspace,
+        return find_stale(self.catalog, self.settings, target_version, self.archive,
                           self.files_dir)
 
     def reprocess(
@@ -492,7 +492,7 @@ class Library:
         """
         for item in todo:
             record = self.catalog.get_document(item.doc_id)
-            data = find_original(record, self.workspace, self.files_dir)[0] if record else None
+            data = find_original(record, self.archive, self.files_dir)[0] if record else None
             if data is None:
                 yield FileResult(path=item.source_id, status="failed", doc_id=item.doc_id,
                                  source_id=item.source_id, error="original no longer available")
