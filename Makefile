@@ -11,7 +11,7 @@ PORT ?= 8501
 ## The app listens on loopback only unless told otherwise (it has no login of its own).
 ADDRESS ?= 127.0.0.1
 
-.PHONY: install install-dev lint test test-fast run samples bench clean-venv browser-deps ocr-deps emoji-font
+.PHONY: install install-dev lint docs test test-fast run samples bench clean-venv browser-deps ocr-deps emoji-font
 
 ## The build backend comes first: ragbench installs without build isolation, and a new venv's
 ## setuptools (65 on Python 3.11) cannot build an editable wheel (no bdist_wheel).
@@ -54,15 +54,28 @@ ocr-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; fi; }
 
+## lint-imports: the import contracts of pyproject.toml ([tool.importlinter]: layers, faces,
+## no streamlit in the library, no cycles), without its cache file in the tree; complexity.py:
+## no function of cyclomatic complexity above 25 (radon).
 lint: install-dev
-	$(BIN)/ruff check ragbench tests benchmarks app_pages app.py scripts
+	$(BIN)/ruff check ragbench tests benchmarks app_pages app.py scripts docs
 	$(BIN)/mypy ragbench
+	$(BIN)/lint-imports --no-cache --no-logo
+	$(BIN)/python scripts/complexity.py ragbench app_pages app.py
+
+## The documentation site, built strictly into site/ (gitignored): a broken link or anchor, or a
+## page left out of the nav, fails. docs/gen_ref.py (run by mkdocs-gen-files) writes the CLI,
+## Settings, HTTP and MCP references from the live objects. Offline: no fonts, no network
+## plugins. The two variables silence the mkdocs-material / properdocs banners about MkDocs 2.
+## `$(BIN)/mkdocs serve` serves the same site while editing.
+docs: install-dev
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict
 
 ## Coverage floor: a full run measured 94.86% of ragbench/ on 2026-11-24, the servers the tests
 ## start (ragbench serve, ragbench mcp) included (pyproject: patch = subprocess, sigterm = true).
 COV_FLOOR ?= 94
 
-test: install-dev browser-deps ocr-deps lint
+test: install-dev browser-deps ocr-deps lint docs
 	RAGBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q --durations=20 --cov=ragbench --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COV_FLOOR)
 

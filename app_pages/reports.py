@@ -23,6 +23,7 @@ from app_pages.common import show_highlighted_chunk, workbench
 from ragbench.errors import RagbenchError
 from ragbench.workbench.presentation import (
     REPORT_FORMATS,
+    PartVersion,
     Report,
     ReportBrief,
     ReportPart,
@@ -249,6 +250,16 @@ def show_version_text(part: ReportPart) -> None:
     assert cur is not None
     st.markdown(safe_markdown(cur.text))  # layout only; every word escaped, no HTML
     cited = sorted((s for s in cur.sources if s.cited and s.number), key=lambda s: s.number or 0)
+    show_citations(part, cited)
+    show_generation(cur, len(cited))
+    if cur.references:
+        show_references(part, cur, cited)
+
+
+def show_citations(part: ReportPart, cited: list[Source]) -> None:
+    """A button per cited source, CITES_PER_ROW to a row; the opened one shows its passage
+    below them (a second click closes it).
+    """
     opened = st.session_state.get("report_cite")
     for row in range(0, len(cited), CITES_PER_ROW):
         cols = st.columns(CITES_PER_ROW)
@@ -265,10 +276,16 @@ def show_version_text(part: ReportPart) -> None:
         if match:
             with st.container(border=True):
                 show_passage(part, match[0])
+
+
+def show_generation(cur: PartVersion, cited: int) -> None:
+    """How the version was written (writer, model, time, passages cited), what was removed
+    and why a model did not write it.
+    """
     info = cur.generation
     writer = "offline writer" if info.method == "extractive" else info.method
     facts = [writer] + ([info.model] if info.model else []) + [
-        f"version {cur.version}", f"written in {info.seconds:.2f} s", f"{len(cited)} cited of "
+        f"version {cur.version}", f"written in {info.seconds:.2f} s", f"{cited} cited of "
         f"{len(info.retrieved_ids)} passages"]
     if info.instruction:
         facts.append(f"tuned: {info.instruction}")
@@ -278,15 +295,18 @@ def show_version_text(part: ReportPart) -> None:
                    + ", ".join(info.invalid_citations))
     if info.fallback_reason:
         st.info(md_escape(f"Written extractively, not by the model: {info.fallback_reason}"))
-    if cur.references:
-        numbers = {s.id: s.number for s in cited}
-        titles = {s.id: s.title or s.sourceName for s in cur.sources}
-        with st.expander(f"References ({len(cur.references)})", key=f"refs-{part.part_id}"):
-            for ref in sorted(cur.references, key=lambda r: -r.relevance):
-                number = f"[{numbers[ref.chunk_id]}] " if numbers.get(ref.chunk_id) else ""
-                label = f"{number}{titles.get(ref.chunk_id) or ref.chunk_id} · {ref.relevance:.2f}"
-                st.progress(ref.relevance, text=md_escape(label))
-                st.text(ref.description)
+
+
+def show_references(part: ReportPart, cur: PartVersion, cited: list[Source]) -> None:
+    """The version's specs/000 references, most relevant first, with their [n] when cited."""
+    numbers = {s.id: s.number for s in cited}
+    titles = {s.id: s.title or s.sourceName for s in cur.sources}
+    with st.expander(f"References ({len(cur.references)})", key=f"refs-{part.part_id}"):
+        for ref in sorted(cur.references, key=lambda r: -r.relevance):
+            number = f"[{numbers[ref.chunk_id]}] " if numbers.get(ref.chunk_id) else ""
+            label = f"{number}{titles.get(ref.chunk_id) or ref.chunk_id} · {ref.relevance:.2f}"
+            st.progress(ref.relevance, text=md_escape(label))
+            st.text(ref.description)
 
 
 def show_history(part: ReportPart) -> None:
@@ -386,6 +406,14 @@ def show_coverage(report: Report) -> None:
         missing = [lens for lens in in_scope if lens not in {c.lens for c in cited_lenses}]
         if missing and cov.parts_done:
             st.warning(md_escape("Never cited: " + ", ".join(missing)))
+    show_findings(findings)
+    show_suggestions(report)
+
+
+def show_findings(findings: dict[tuple[str, str, str], Any]) -> None:
+    """The distinct disagreements the parts weighed, each with the part that found it and up
+    to four of its sides.
+    """
     with st.expander(f"Disagreements among the passages ({len(findings)})"):
         if not findings:
             st.caption("None found among the passages the parts were written from.")
@@ -393,6 +421,10 @@ def show_coverage(report: Report) -> None:
             st.text(f"Part {position} · [{finding.type}] {finding.topic}: {finding.note}")
             for side in finding.chunks[:4]:
                 st.text(f"    {side.get('lens')}: {side.get('span') or side.get('chunk_id')}")
+
+
+def show_suggestions(report: Report) -> None:
+    """The report's own suggestions; with a model configured, a button asks it for more."""
     suggestions = wb.reports.suggest(report.report_id, llm="extractive")
     with st.expander(f"Suggestions ({len(suggestions)})"):
         if not suggestions:

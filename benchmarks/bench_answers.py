@@ -225,7 +225,7 @@ DEMO: list[tuple[str, list[str], list[str], str | None, str | None]] = [
     ("What does engineering say about the migration?", ["March 15, 2026", "Postgres 16"],
      ["adr-007-postgres-16-migration.md", "architecture-overview.pdf"], None, "engineering"),
 ]
-_DISAGREE_FILES = {
+DISAGREE_FILES = {
     "C1": (["roadmap", "release-plan", "okrs", "personal-notes", "re-tidepool"],
            ["greyline", "market-landscape", "weekly-product-sync", "tidepool-connector-schedule"]),
     "C2": (["adr-007", "architecture-overview", "release-plan", "okrs", "personal-notes"],
@@ -249,7 +249,7 @@ _DISAGREE_FILES = {
 
 def _disagreement_stated(answer_ids: str, sources: dict[str, str], key: str) -> bool:
     """A "Sources disagree" line citing one document of each side of the planted conflict."""
-    first, second = _DISAGREE_FILES[key]
+    first, second = DISAGREE_FILES[key]
     for line in answer_ids.split("\n"):
         if not line.startswith("Sources disagree"):
             continue

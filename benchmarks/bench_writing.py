@@ -40,7 +40,7 @@ from ragbench.writing.passages import passages
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_answers import _DISAGREE_FILES  # noqa: E402
+from bench_answers import DISAGREE_FILES  # noqa: E402
 from bench_summaries import cpu_model  # noqa: E402
 
 DISPUTES = {
@@ -141,7 +141,7 @@ def disagreement_questions(wb: Workbench) -> dict[str, Any]:
     for key, question in DISPUTES.items():
         r = wb.answers.ask(question, save=False)
         sources = {s.id: s.sourceId or "" for s in r.sources if s.id}
-        first, second = _DISAGREE_FILES[key]
+        first, second = DISAGREE_FILES[key]
         stated = False
         for line in r.answer_with_ids.split("\n"):
             if not line.startswith("Sources disagree"):

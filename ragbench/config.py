@@ -70,8 +70,12 @@ class Settings(BaseModel):
 
     chunk_size: int = Field(1024, ge=32, le=8192, description="tokens per chunk (cl100k)")
     chunk_overlap: int = Field(150, ge=0, le=2048, description="tokens shared by adjacent chunks")
-    tokenizer: Literal["cl100k_base"] = "cl100k_base"
-    embedding_backend: Literal["sentence-transformers", "openai"] = "sentence-transformers"
+    tokenizer: Literal["cl100k_base"] = Field(
+        "cl100k_base", description="the only offline tokenizer shipped (tiktoken's)")
+    embedding_backend: Literal["sentence-transformers", "openai"] = Field(
+        "sentence-transformers",
+        description="sentence-transformers (local model) or openai (any OpenAI-compatible "
+        "/v1/embeddings endpoint)")
     embedding_model: str = Field("all-MiniLM-L6-v2", description="model id for the backend")
     embedding_runtime: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto",
@@ -80,7 +84,7 @@ class Settings(BaseModel):
         "measures them once per workspace on its first CPU and records the fastest that keeps "
         "torch's vectors (ragbench.embeddings.runtime)",
     )
-    embedding_batch_size: int = Field(32, ge=1, le=1024)
+    embedding_batch_size: int = Field(32, ge=1, le=1024, description="texts per model call")
     embedding_window_overlap: int = Field(
         32, ge=0, le=200, description="word pieces shared by windows of a long chunk"
     )
@@ -89,9 +93,10 @@ class Settings(BaseModel):
     )
     openai_base_url: str = Field("", description="OpenAI-compatible endpoint (or OPENAI_BASE_URL)")
     openai_api_key: str = Field("", description="API key (or OPENAI_API_KEY)", repr=False)
-    openai_timeout: float = Field(30.0, gt=0, le=600)
-    search_mode: Literal["fts", "vector", "hybrid", "balanced", "graph"] = "hybrid"
-    top_k: int = Field(10, ge=1, le=1000)
+    openai_timeout: float = Field(30.0, gt=0, le=600, description="seconds per request")
+    search_mode: Literal["fts", "vector", "hybrid", "balanced", "graph"] = Field(
+        "hybrid", description="default retrieval mode")
+    top_k: int = Field(10, ge=1, le=1000, description="default number of results")
     fts_level: Literal["chunk", "media"] = Field(
         "chunk", description="FTS granularity: chunk text, or whole documents (specs/003)"
     )
@@ -104,12 +109,14 @@ class Settings(BaseModel):
     )
     rrf_k: int = Field(60, ge=1, le=1000, description="RRF constant k")
     hybrid_candidates: int = Field(100, ge=10, le=2000, description="depth of each fused list")
-    llm_backend: Literal["extractive", "openai"] = "extractive"
+    llm_backend: Literal["extractive", "openai"] = Field(
+        "extractive", description="extractive (no model) or openai (any OpenAI-compatible "
+        "chat endpoint)")
     llm_model: str = Field("gpt-4o-mini", description="chat model name for the openai backend")
     llm_fallback: bool = Field(
         True, description="answer extractively when the openai endpoint fails"
     )
-    llm_max_tokens: int = Field(512, ge=16, le=8192)
+    llm_max_tokens: int = Field(512, ge=16, le=8192, description="answer length limit in tokens")
     llm_context_window: int = Field(
         0, ge=0, le=10_000_000,
         description="the chat model's context window in tokens when the server does not say "
@@ -136,7 +143,8 @@ class Settings(BaseModel):
     answer_words: int = Field(
         200, ge=50, le=1000,
         description="offline writer: length in words of an answer to an analytical question")
-    max_upload_mb: int = Field(200, ge=1, le=4096)
+    max_upload_mb: int = Field(
+        200, ge=1, le=4096, description="largest uploaded file (app and HTTP API uploads)")
     max_file_mb: int = Field(
         200, ge=1, le=65536,
         description="largest file any ingest (CLI, API, app, attachments excepted) accepts; "

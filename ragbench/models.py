@@ -19,6 +19,27 @@ IngestStatus = Literal["inserted", "updated", "skipped", "reprocessed", "failed"
 
 Scalar = str | int | float | bool | None
 
+Box = tuple[float, float, float, float]
+"""An axis-aligned box `(x0, y0, x1, y1)` in PDF points, in the page's user space (origin at
+the bottom left of the page, y upwards, as the PDF itself places text)."""
+
+LineBox = tuple[int, float, float, float, float]
+"""One text line of a block: `(offset, x0, y0, x1, y1)`, the offset (into the block's text)
+where the line starts and its `Box`."""
+
+
+QuadPoint = dict[str, float]
+"""One corner of specs/003's `citation.bbox_quad`, `{"x": ..., "y": ...}` (PDF points, see
+`Box`); a plain dict so the catalog's metadata JSON and the wire carry it as the spec shows."""
+
+
+def box_quad(box: Box) -> list[QuadPoint]:
+    """specs/003's `bbox_quad` of a box: its four corners, counter-clockwise from the bottom
+    left (x0,y0), (x1,y0), (x1,y1), (x0,y1), rounded to 0.1 pt (small in vector metadata).
+    """
+    x0, y0, x1, y1 = (round(v, 1) for v in box)
+    return [{"x": x0, "y": y0}, {"x": x1, "y": y0}, {"x": x1, "y": y1}, {"x": x0, "y": y1}]
+
 
 class Block(BaseModel):
     """One structural unit of a document: a paragraph, heading, list, table, code block...
@@ -42,6 +63,12 @@ class Block(BaseModel):
     paragraph_number: int | None = None
     list_style: str | None = None
     code_language: str | None = None
+    start_timestamp_ms: int | None = Field(None, ge=0)
+    """Subtitles: when the block's cue starts (milliseconds from the start of the media)."""
+    end_timestamp_ms: int | None = Field(None, ge=0)
+    """Subtitles: when the block's cue ends."""
+    line_boxes: list[LineBox] | None = None
+    """PDF: where each of the block's text lines lies on its page (see `LineBox`), in order."""
 
 
 class RawAttachment(BaseModel):
@@ -94,6 +121,13 @@ class Chunk(BaseModel):
     table_header: str | None = None
     """For a chunk that starts inside a table below its header row: that header row (and the
     separator row under it), which `text` cannot repeat (see `ragbench.chunking.chunker`)."""
+    start_timestamp_ms: int | None = None
+    """Subtitles (specs/003 `citation.start_timestamp_ms`): start of the chunk's first cue."""
+    end_timestamp_ms: int | None = None
+    """Subtitles (specs/003 `citation.end_timestamp_ms`): end of the chunk's last cue."""
+    bbox_quad: list[QuadPoint] | None = None
+    """PDF (specs/003 `citation.bbox_quad`): the box around the text lines the chunk covers on
+    its first page (`page_number`), as four corners (see `box_quad`)."""
 
 
 class DocumentRecord(BaseModel):
@@ -218,6 +252,10 @@ class RetrievalResult(BaseModel):
     sheet_name: str | None = Field(None, description="sheet of a spreadsheet (specs/003)")
     row_number: int | None = Field(None, description="first row of a sheet chunk (specs/003)")
     column_number: int | None = Field(None, description="column, when a chunk has one")
+    start_timestamp_ms: int | None = Field(
+        None, description="subtitles: start of the chunk's first cue, ms (specs/003)")
+    end_timestamp_ms: int | None = Field(
+        None, description="subtitles: end of the chunk's last cue, ms (specs/003)")
 
 
 

@@ -1,4 +1,5 @@
-"""Settings: the model, the layers of load_settings, the errors, save_settings, the docs table.
+"""Settings: the model, the layers of load_settings, the errors, save_settings (the
+settings reference of the docs is checked in tests/test_docs.py).
 
 Real files in tmp_path and the real environment (monkeypatch); the conftest clears every
 RAGBENCH_* / OPENAI_* variable before each test.
@@ -7,10 +8,8 @@ RAGBENCH_* / OPENAI_* variable before each test.
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal, get_args, get_origin
 
 import pytest
-from annotated_types import Ge, Gt, Le
 
 import ragbench.config as config
 from ragbench import errors
@@ -28,7 +27,6 @@ from ragbench.config import (
 )
 
 pytestmark = pytest.mark.unit
-SETTINGS_DOC = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
 
 def write(workspace: Path, text: str) -> Path:
@@ -402,39 +400,3 @@ def test_save_replaces_the_previous_file(tmp_path):
     save_settings(tmp_path, Settings())
     assert read_settings_file(tmp_path) == {}
 
-
-# --- docs/settings.md -------------------------------------------------------------------------
-
-
-def doc_settings_rows() -> dict[str, list[str]]:
-    section = SETTINGS_DOC.read_text(encoding="utf-8")
-    rows = re.findall(r"^\| `(\w+)` \|(.*)\|$", section, re.M)
-    return {name: [cell.strip() for cell in rest.split("|")] for name, rest in rows}
-
-
-def test_every_settings_field_appears_in_the_settings_doc():
-    text = SETTINGS_DOC.read_text(encoding="utf-8")
-    missing = [name for name in Settings.model_fields if f"`{name}`" not in text]
-    assert missing == []
-
-
-def test_settings_doc_table_matches_the_code():
-    rows = doc_settings_rows()
-    assert list(rows) == list(Settings.model_fields)  # every field, in the code's order
-    for name, field in Settings.model_fields.items():
-        default_cell, valid_cell, meaning = rows[name]
-        assert meaning, name
-        default = default_cell.strip("`")
-        if isinstance(field.default, bool):
-            assert default == str(field.default).lower(), name
-        elif isinstance(field.default, int | float):
-            assert float(default) == field.default, name
-        else:
-            assert default == (field.default or '""'), name
-        if get_origin(field.annotation) is Literal:
-            assert re.findall(r"`([^`]+)`", valid_cell) == list(get_args(field.annotation)), name
-        bounds = [getattr(m, a) for m in field.metadata for a in ("ge", "gt", "le")
-                  if isinstance(m, Ge | Gt | Le) and hasattr(m, a)]
-        if bounds:
-            numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", valid_cell)]
-            assert numbers == bounds, name

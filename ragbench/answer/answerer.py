@@ -62,7 +62,7 @@ from ragbench.answer.generation import (
 )
 from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
 from ragbench.answer.references import Reference, evaluate_references
-from ragbench.answer.sources import sources_block
+from ragbench.answer.sources import sources_block, time_span
 from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
@@ -143,6 +143,10 @@ class Source(BaseModel):
     downloadUrl: str | None = None  # noqa: N815
     archiveBrowseUri: str | None = None  # noqa: N815 - archive Markdown view (specs/004)
     archiveDownloadUri: str | None = None  # noqa: N815 - archived original
+    startTimestampMs: int | None = Field(  # noqa: N815
+        None, description="subtitles: start of the passage's first cue, ms (specs/003)")
+    endTimestampMs: int | None = Field(  # noqa: N815
+        None, description="subtitles: end of the passage's last cue, ms (specs/003)")
     archive_verified: bool | None = Field(
         None, description="specs/004 validation check 2 (cited sources): its archive files "
                           "(Markdown view, and the original when kept) exist on disk")
@@ -162,6 +166,8 @@ class Source(BaseModel):
             parts.append(f"lens {self.lens}")
         if self.page is not None:
             parts.append(f"page {self.page}")
+        if self.startTimestampMs is not None:
+            parts.append(time_span(self.startTimestampMs, self.endTimestampMs))
         return " · ".join(parts)
 
 
@@ -218,6 +224,7 @@ def source_of(result: RetrievalResult, number: int | None) -> Source:
         viewUrl=result.view_url, downloadUrl=result.download_url, cited=number is not None,
         archiveBrowseUri=result.archive_browse_uri,
         archiveDownloadUri=result.archive_download_uri,
+        startTimestampMs=result.start_timestamp_ms, endTimestampMs=result.end_timestamp_ms,
     )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ragbench.answer.extractive import Extract, question_terms
@@ -129,34 +129,52 @@ def relevant(
     said = " ".join(e.text for e in ranking[:ANSWERED]).lower()
     scored: list[tuple[float, int, Finding]] = []
     for n, f in enumerate(findings):
-        sides = _two_sides(f, top)
-        if not sides:
-            continue
-        topic = set(content_words(f.topic))
-        if f.subject and not set(content_words(f.subject)) & q:
-            continue  # about something else ("Tidepool GA" for a question on Almanac 4.0 GA)
-        words = [set(content_words(str(s.get("span") or ""))) & q for s in sides]
-        if f.type == "place" and not places_what_is_asked(question, f):
-            continue
-        if f.type == "priority" and any(w.startswith("priorit") for w in q):
-            words = [w | {t for t in q if t.startswith("priorit")} for w in words]
-        shared = (topic & q) | words[0] | words[1]
-        # a disputed value the best passages state: the finding is about the answer itself
-        states = any(v.lower() in said for v in f.values if v and v not in _NOT_VALUES)
-        if len(shared) < (1 if states else need) or not all(words):
-            continue
-        if ranking and not states and not any(_in_top(s, top) for s in f.chunks):
-            continue
-        scored.append((len(shared) / len(q), -n, f))
+        score = _relevance(question, q, need, f, top, said, bool(ranking))
+        if score is not None:
+            scored.append((score, -n, f))
     scored.sort(key=lambda item: (-item[0], -item[1]))
+    return _each_once(f for *_, f in scored)[:limit]
+
+
+def _relevance(question: str, q: set[str], need: int, f: Finding, top: Top, said: str,
+               ranked: bool) -> float | None:
+    """The share of the question's terms `f` speaks of (its topic, the words of its two
+    sides), or None when it is not about the asked fact: about another subject or place, no
+    side naming the question's words, fewer than `need` shared terms (one is enough when the
+    best passages, `said`, state a disputed value), or none of its statements among the best
+    passages (`top`) of a `ranked` answer.
+    """
+    sides = _two_sides(f, top)
+    if not sides:
+        return None
+    topic = set(content_words(f.topic))
+    if f.subject and not set(content_words(f.subject)) & q:
+        return None  # about something else ("Tidepool GA" for a question on Almanac 4.0 GA)
+    words = [set(content_words(str(s.get("span") or ""))) & q for s in sides]
+    if f.type == "place" and not places_what_is_asked(question, f):
+        return None
+    if f.type == "priority" and any(w.startswith("priorit") for w in q):
+        words = [w | {t for t in q if t.startswith("priorit")} for w in words]
+    shared = (topic & q) | words[0] | words[1]
+    # a disputed value the best passages state: the finding is about the answer itself
+    states = any(v.lower() in said for v in f.values if v and v not in _NOT_VALUES)
+    if len(shared) < (1 if states else need) or not all(words):
+        return None
+    if ranked and not states and not any(_in_top(s, top) for s in f.chunks):
+        return None
+    return len(shared) / len(q)
+
+
+def _each_once(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings in order, the same disagreement once: by topic, or by what it disputes."""
     out: list[Finding] = []
     seen: set[object] = set()
-    for *_, f in scored:  # the same disagreement once: by topic, or by what it disputes
+    for f in findings:
         keys: set[object] = {f.topic, _disputes(f)}
         if not keys & seen:
             out.append(f)
             seen |= keys
-    return out[:limit]
+    return out
 
 
 def about(subject: str, findings: Sequence[Finding], limit: int = MAX_STATED) -> list[Finding]:

@@ -30,9 +30,12 @@ from ragbench.store.catalog import Catalog
 
 
 class CitationTarget(BaseModel):
-    """Where a cited chunk id leads: live from the catalog, or archived with a saved answer."""
+    """Where a cited chunk id leads: live from the catalog, or the passage archived with a
+    report (`report_id`) or a saved answer (`answer_id`).
+    """
 
-    status: str = Field(description="live (in the catalog) or archived (from a saved answer)")
+    status: str = Field(description="live (in the catalog) or archived (from a report or a "
+                        "saved answer)")
     chunk_id: str
     doc_id: str | None
     text: str
@@ -40,6 +43,7 @@ class CitationTarget(BaseModel):
     end_char: int | None
     source_id: str | None
     answer_id: str | None = None
+    report_id: str | None = None
     archive_browse_uri: str | None = None
     archive_download_uri: str | None = None
 
@@ -146,24 +150,41 @@ class AnswerService:
                 for r in self.catalog.list_answers(limit)]
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
-        """A cited chunk: live from the catalog, else the passage archived with a saved answer."""
+        """A cited chunk: live from the catalog, else the passage archived with a saved answer
+        (the facade's `CitationResolver` also looks in reports, between the two).
+        """
+        target = self.live_citation(chunk_id) or self.saved_citation(chunk_id)
+        if target is None:
+            raise NotFoundError(f"unknown chunk id {chunk_id!r}")
+        return target
+
+    def live_citation(self, chunk_id: str) -> CitationTarget | None:
+        """The chunk as the catalog holds it now, or None when it is not there."""
         rows = self.catalog.get_chunks([chunk_id])
-        if chunk_id in rows:
-            row = rows[chunk_id]
-            return CitationTarget(**{"status": "live", "chunk_id": chunk_id,
-                                     "doc_id": row["doc_id"],
-                    "text": row["text"], "start_char": row["start_char"],
-                    "end_char": row["end_char"], "source_id": row["source_id"],
-                    "archive_browse_uri": row["archive_browse_uri"],
-                    "archive_download_uri": row["archive_download_uri"]})
+        if chunk_id not in rows:
+            return None
+        row = rows[chunk_id]
+        return CitationTarget(
+            status="live", chunk_id=chunk_id, doc_id=row["doc_id"], text=row["text"],
+            start_char=row["start_char"], end_char=row["end_char"], source_id=row["source_id"],
+            archive_browse_uri=row["archive_browse_uri"],
+            archive_download_uri=row["archive_download_uri"])
+
+    def saved_citation(self, chunk_id: str) -> CitationTarget | None:
+        """The passage kept with the newest saved answer citing the chunk, or None."""
         found = self.catalog.answer_citing(chunk_id)
         if found is None:
-            raise NotFoundError(f"unknown chunk id {chunk_id!r}")
+            return None
         answer_id, source_json = found
-        source = Source.model_validate_json(source_json)
-        return CitationTarget(**{"status": "archived", "chunk_id": chunk_id,
-                                 "doc_id": source.documentId,
-                "text": source.chunkText, "start_char": source.startChar,
-                "end_char": source.endChar, "source_id": source.sourceId,
-                "answer_id": answer_id, "archive_browse_uri": source.archiveBrowseUri,
-                "archive_download_uri": source.archiveDownloadUri})
+        return archived_target(Source.model_validate_json(source_json), chunk_id,
+                               answer_id=answer_id)
+
+
+def archived_target(source: Source, chunk_id: str, *, answer_id: str | None = None,
+                    report_id: str | None = None) -> CitationTarget:
+    """A citation target from the passage a saved answer or a report kept of a chunk."""
+    return CitationTarget(
+        status="archived", chunk_id=chunk_id, doc_id=source.documentId, text=source.chunkText,
+        start_char=source.startChar, end_char=source.endChar, source_id=source.sourceId,
+        answer_id=answer_id, report_id=report_id, archive_browse_uri=source.archiveBrowseUri,
+        archive_download_uri=source.archiveDownloadUri)

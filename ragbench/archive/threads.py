@@ -197,25 +197,34 @@ def thread_markdown(catalog: Catalog, doc_id: str) -> str | None:
              f"**Date Range:** {md_escape(span)}  ", f"**Messages:** {len(group)}  ", "",
              "---", ""]
     for number, (record, message) in enumerate(zip(group, messages, strict=True), start=1):
-        mark = " (this message)" if record.doc_id == doc_id else ""
-        lines.append(f"## Message {number}{mark}")
-        when = _when(record)
-        for label, value in (("From", message.sender), ("To", message.to),
-                             ("Date", f"{when:%Y-%m-%d %H:%M %Z}".strip() if when
-                              else message.date or "unknown"),
-                             ("Subject", message.subject)):
-            if value:
-                lines.append(f"**{label}:** {md_escape(value)}  ")
-        target = _rel(record.archive_browse_uri, current.archive_browse_uri)
-        if target and record.doc_id != doc_id:
-            lines.append(link("Open this message", target) + "  ")
-        body = strip_header_block(catalog.document_text(record.doc_id) or "")
-        lines += ["", render_content(body, None) if body.strip() else "_(no text)_", ""]
-        attached = catalog.attachment_links(record.doc_id)
-        if attached:
-            lines.append("**Attachments:** " + ", ".join(
-                link(name, where) if (where := _rel(uri, current.archive_browse_uri))
-                else md_escape(name) for name, uri in attached))
-            lines.append("")
-        lines += ["---", ""]
+        lines += _message_lines(catalog, number, record, message, record.doc_id == doc_id,
+                                current.archive_browse_uri)
     return "\n".join(lines)
+
+
+def _message_lines(catalog: Catalog, number: int, record: Mail, message: Message,
+                   is_current: bool, view: str | None) -> list[str]:
+    """One message of a thread view: its header fields, a link to its own view (from the
+    thread's view at `view`) unless it is the current one, its body and its attachments.
+    """
+    mark = " (this message)" if is_current else ""
+    lines = [f"## Message {number}{mark}"]
+    when = _when(record)
+    for label, value in (("From", message.sender), ("To", message.to),
+                         ("Date", f"{when:%Y-%m-%d %H:%M %Z}".strip() if when
+                          else message.date or "unknown"),
+                         ("Subject", message.subject)):
+        if value:
+            lines.append(f"**{label}:** {md_escape(value)}  ")
+    target = _rel(record.archive_browse_uri, view)
+    if target and not is_current:
+        lines.append(link("Open this message", target) + "  ")
+    body = strip_header_block(catalog.document_text(record.doc_id) or "")
+    lines += ["", render_content(body, None) if body.strip() else "_(no text)_", ""]
+    attached = catalog.attachment_links(record.doc_id)
+    if attached:
+        lines.append("**Attachments:** " + ", ".join(
+            link(name, where) if (where := _rel(uri, view))
+            else md_escape(name) for name, uri in attached))
+        lines.append("")
+    return [*lines, "---", ""]

@@ -1,4 +1,4 @@
-"""Conversations in the catalog (schema step 4): titles and ordered turns.
+"""Conversations in the catalog (schema revision s0004): titles and ordered turns.
 
 Each turn points at a saved answer (`answers` table), which holds the response with its sources
 and passages; this module keeps only the order and the title. Queries run on the catalog's

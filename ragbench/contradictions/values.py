@@ -310,6 +310,32 @@ def _year_of(sentence: str, at: int, chunk_years: Sequence[int], doc_date: date 
     return doc_date.year if doc_date else None
 
 
+def _period_value(ref: str, sentence: str, start: int, end: int,
+                  spans: list[tuple[int, int]]) -> Value | None:
+    """The month interval of the time reference `ref` written at `sentence[start:end]`
+    (None when `ref` is no period), widened to a range of months ("January to June 2026")
+    or a window of days ("5–30 Jan 2026", "March 7 to 15") the sentence writes around it.
+    """
+    interval = _period_interval(ref)
+    if not interval:
+        return None
+    text = sentence[start:end]
+    lo, hi = interval
+    since = _MONTH_RANGE.search(sentence, 0, start)
+    if since and len(ref) == 7:  # "January to June 2026" is a range of months
+        lo = min(lo, lo - lo % 12 + (since.lastindex or 1) - 1)
+    window = False
+    if len(ref) == 7 and text[:1].isdigit() and (
+            first := _DAY_RANGE_BEFORE.search(sentence, max(0, start - 24), start)):
+        start, window = first.start(), True  # "5–30 Jan 2026", "16 Feb–6 Mar 2026"
+        if month_ := first.lastindex:  # the first day's month (a later one: the
+            lo = lo - lo % 12 + month_ - 1 - 12 * (month_ > lo % 12 + 1)  # year before)
+    elif len(ref) == 7 and (last := _DAY_RANGE_AFTER.match(sentence, end)):
+        end, window = last.end(), True  # "March 7 to 15"
+    value = _value(ref, lo, hi, sentence, start, end, spans)
+    return value._replace(yearless=not YEAR.search(text), window=window)
+
+
 def period_values(sentence: str, doc_date: date | None, spans: list[tuple[int, int]],
                   chunk_years: Sequence[int] = ()) -> list[Value]:
     """Month intervals of the time references in a sentence, each with its context words.
@@ -327,23 +353,9 @@ def period_values(sentence: str, doc_date: date | None, spans: list[tuple[int, i
             year = _year_of(sentence, m.start(), chunk_years, doc_date)
             refs = [f"{year}-{month.lastindex:02d}"] if year else []
         for ref in refs:
-            interval = _period_interval(ref)
-            if interval:
-                lo, hi = interval
-                since = _MONTH_RANGE.search(sentence, 0, m.start())
-                if since and len(ref) == 7:  # "January to June 2026" is a range of months
-                    lo = min(lo, lo - lo % 12 + (since.lastindex or 1) - 1)
-                start, end = m.span()
-                window = False
-                if len(ref) == 7 and text[:1].isdigit() and (
-                        first := _DAY_RANGE_BEFORE.search(sentence, max(0, start - 24), start)):
-                    start, window = first.start(), True  # "5–30 Jan 2026", "16 Feb–6 Mar 2026"
-                    if month_ := first.lastindex:  # the first day's month (a later one: the
-                        lo = lo - lo % 12 + month_ - 1 - 12 * (month_ > lo % 12 + 1)  # year before)
-                elif len(ref) == 7 and (last := _DAY_RANGE_AFTER.match(sentence, end)):
-                    end, window = last.end(), True  # "March 7 to 15"
-                value = _value(ref, lo, hi, sentence, start, end, spans)
-                out.append(value._replace(yearless=not YEAR.search(text), window=window))
+            value = _period_value(ref, sentence, m.start(), m.end(), spans)
+            if value is not None:
+                out.append(value)
     # a day inside a window is part of it: "16 Feb" of "16 Feb–6 Mar 2026"
     out = [p for p in out if not any(q.start <= p.start and p.end <= q.end
                                      and q.end - q.start > p.end - p.start for q in out)]

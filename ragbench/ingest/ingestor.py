@@ -448,23 +448,14 @@ class Ingestor:
                 )
 
     def _store(self, units: list[Unit], replaced: list[str], progress: Progress | None) -> None:
+        """Store a file's units: originals, then vectors, then the archive entry and one
+        catalog transaction, then what the replaced documents leave behind (see the module
+        docstring for why in this order).
+        """
         self._check_collisions(units, replaced)
         chunks = [c for u in units for c in u.chunks]
         vectors = self._embed(chunks, progress)
-        for unit in units:  # originals, for view/download; written before they are referenced
-            folder = self.files_dir / unit.record.doc_id
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                mark_pending(folder, unit.record)
-                # a new file swapped in, never rewritten in place: the archive's copy of the
-                # original may be a hard link to the old one (see ArchiveItem.source)
-                incoming = folder / ".incoming.tmp"
-                incoming.write_bytes(unit.data)
-                os.replace(incoming, folder / unit.record.file_name)
-            except (OSError, ValueError) as e:
-                raise _OriginalNotWritten(
-                    f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"
-                ) from e
+        self._write_originals(units)
         store = self._vectors()
         _pause_point("before_vectors")
         todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
@@ -489,6 +480,32 @@ class Ingestor:
                     self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
                     self.catalog.set_archive_links(tx, unit.record)
         _pause_point("after_commit")
+        self._clean_up(store, units, chunks, replaced, removed)
+
+    def _write_originals(self, units: list[Unit]) -> None:
+        """The originals, for view/download; written (marked pending) before they are
+        referenced.
+        """
+        for unit in units:
+            folder = self.files_dir / unit.record.doc_id
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                mark_pending(folder, unit.record)
+                # a new file swapped in, never rewritten in place: the archive's copy of the
+                # original may be a hard link to the old one (see ArchiveItem.source)
+                incoming = folder / ".incoming.tmp"
+                incoming.write_bytes(unit.data)
+                os.replace(incoming, folder / unit.record.file_name)
+            except (OSError, ValueError) as e:
+                raise _OriginalNotWritten(
+                    f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"
+                ) from e
+
+    def _clean_up(self, store: VectorStore, units: list[Unit], chunks: list[Chunk],
+                  replaced: list[str], removed: list[str]) -> None:
+        """After the commit: the originals are no longer pending, and the vectors of removed
+        chunks, the originals and archive entries of replaced documents go.
+        """
         for unit in units:
             clear_pending(self.files_dir / unit.record.doc_id)
         new_ids = {c.chunk_id for c in chunks}
@@ -536,7 +553,8 @@ def partial_note(metadata: Mapping[str, object]) -> str:
 
 
 VECTOR_CITATION_FIELDS = ("page_number", "slide_number", "sheet_name", "row_number",
-                          "column_number", "paragraph_number")
+                          "column_number", "paragraph_number", "start_timestamp_ms",
+                          "end_timestamp_ms")
 """Location fields stored as `citation.<field>` scalars (specs/003, stage 3)."""
 CONTEXT_HEADER_MAX = 240
 """Longest `context_header` kept in vector metadata (characters; the catalog has it whole)."""
@@ -560,10 +578,12 @@ def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int
     `code_language` / `list_style` when set, `table_row` / `table_col` for a table chunk with
     a row / column, `context_header` (at most `CONTEXT_HEADER_MAX` characters) and
     `contextual_summary_ref` (the summary itself stays in SQL), `citation.*` scalars (page,
-    slide, sheet, row, column, paragraph, `line_number` = the chunk's first line) and
+    slide, sheet, row, column, paragraph, `line_number` = the chunk's first line,
+    `start_timestamp_ms` / `end_timestamp_ms` of a subtitle chunk's first and last cue),
+    `citation.bbox_quad` of a PDF chunk as compact JSON text (Chroma metadata holds scalars
+    only: `[{"x":..,"y":..}, ...]`, four corners in PDF points, about 90 bytes) and
     `embedding_hash` (the doctor's check that a vector embeds the text the catalog holds).
-    Text, titles and other long fields stay in SQLite. None values are left out. No source
-    ragbench reads has time offsets, so `citation.*_timestamp_ms` never appear.
+    Text, titles and other long fields stay in SQLite. None values are left out.
     """
     extra = chunk.get("metadata") or {}
     if isinstance(extra, str):
@@ -595,4 +615,7 @@ def vector_meta(chunk: Mapping[str, Any], file_name: str) -> dict[str, str | int
     for name in VECTOR_CITATION_FIELDS:
         meta[f"citation.{name}"] = field(name)
     meta["citation.line_number"] = chunk.get("line_from")
+    quad = field("bbox_quad")
+    if quad:
+        meta["citation.bbox_quad"] = json.dumps(quad, separators=(",", ":"))
     return flat_metadata(meta)

@@ -129,6 +129,57 @@ def _locate(doc_text: str, text: str, after: int, doc_id: str, chunk_id: str
     return (first, first + len(text)) if first is not None else None
 
 
+def _fixed_rows(rows: list[dict[str, Any]], text: str,
+                doc: DocumentRecord) -> list[dict[str, Any]]:
+    """Each chunk row with what can be repaired from the text alone: offsets that slice the
+    chunk (looked for after the previous chunk), line numbers, `total_chunks`, a missing
+    `chunk_type` (guessed) and an empty `section_path` (from the stored ancestry titles).
+    """
+    fixed: list[dict[str, Any]] = []
+    prev_end = 0
+    for row in rows:
+        new = dict(row)
+        if not _has("offsets", row, text, "", doc):
+            span = _locate(text, row["text"], prev_end - len(row["text"]), doc.doc_id,
+                           row["chunk_id"])
+            if span:
+                new["start_char"], new["end_char"] = span
+        valid = _has("offsets", new, text, "", doc)
+        if valid:
+            s, e = new["start_char"], new["end_char"]
+            new["line_from"] = 1 + text.count("\n", 0, s)
+            new["line_to"] = new["line_from"] + text.count("\n", s, e - 1)
+            prev_end = e
+        new["total_chunks"] = len(rows)
+        if new["chunk_type"] not in CHUNK_TYPES:
+            new["chunk_type"] = guess_chunk_type(row["text"])
+        if not new["section_path"]:
+            meta = json.loads(row.get("metadata") or "{}")
+            titles = meta.get("ancestry_titles") or []
+            if titles:
+                new["section_path"] = " > ".join(str(t) for t in titles)
+        fixed.append(new)
+    return fixed
+
+
+def _chunk_updates(rows: list[dict[str, Any]], fixed: list[dict[str, Any]],
+                   chunks: list[Chunk], doc_id: str) -> list[dict[str, Any]]:
+    """The rows that change (with the context header and embedding text of `chunks`), each
+    with its changed fields as (before, after).
+    """
+    updates: list[dict[str, Any]] = []
+    for row, new, chunk in zip(rows, fixed, chunks, strict=True):
+        new["context_header"] = chunk.context_header
+        new["embedding_text"] = chunk.embedding_text
+        changed = {k: (row[k], new[k]) for k in (
+            "start_char", "end_char", "line_from", "line_to", "total_chunks", "chunk_type",
+            "section_path", "context_header", "embedding_text") if row[k] != new[k]}
+        if changed:
+            updates.append({"chunk_id": row["chunk_id"], "doc_id": doc_id,
+                            "changed": changed, "row": new})
+    return updates
+
+
 class Backfiller:
     """Plans and applies the backfill of one workspace (see the module docstring)."""
 
@@ -155,31 +206,7 @@ class Backfiller:
         """
         text = self.catalog.document_text(doc.doc_id) or ""
         rows = self.catalog.chunks_of(doc.doc_id)
-        updates: list[dict[str, Any]] = []
-        fixed: list[dict[str, Any]] = []
-        prev_end = 0
-        for row in rows:
-            new = dict(row)
-            if not _has("offsets", row, text, "", doc):
-                span = _locate(text, row["text"], prev_end - len(row["text"]), doc.doc_id,
-                               row["chunk_id"])
-                if span:
-                    new["start_char"], new["end_char"] = span
-            valid = _has("offsets", new, text, "", doc)
-            if valid:
-                s, e = new["start_char"], new["end_char"]
-                new["line_from"] = 1 + text.count("\n", 0, s)
-                new["line_to"] = new["line_from"] + text.count("\n", s, e - 1)
-                prev_end = e
-            new["total_chunks"] = len(rows)
-            if new["chunk_type"] not in CHUNK_TYPES:
-                new["chunk_type"] = guess_chunk_type(row["text"])
-            if not new["section_path"]:
-                meta = json.loads(row.get("metadata") or "{}")
-                titles = meta.get("ancestry_titles") or []
-                if titles:
-                    new["section_path"] = " > ".join(str(t) for t in titles)
-            fixed.append(new)
+        fixed = _fixed_rows(rows, text, doc)
         # context: header per chunk, summary per document, embedding text per current settings
         chunks = [Chunk.model_construct(
             chunk_id=r["chunk_id"], doc_id=r["doc_id"], chunk_index=r["chunk_index"],
@@ -199,18 +226,19 @@ class Backfiller:
             )
         apply_context(chunks, header, summary, enabled=summarizer is not None)
         expected = [c.embedding_text for c in chunks]
-        for row, new, chunk in zip(rows, fixed, chunks, strict=True):
-            new["context_header"] = chunk.context_header
-            new["embedding_text"] = chunk.embedding_text
-            changed = {k: (row[k], new[k]) for k in (
-                "start_char", "end_char", "line_from", "line_to", "total_chunks", "chunk_type",
-                "section_path", "context_header", "embedding_text") if row[k] != new[k]}
-            if changed:
-                updates.append({"chunk_id": row["chunk_id"], "doc_id": doc.doc_id,
-                                "changed": changed, "row": new})
+        updates = _chunk_updates(rows, fixed, chunks, doc.doc_id)
         doc_updates: dict[str, Any] = {}
         if (summary or None) != doc.context_summary and summarizer is not None:
             doc_updates["context_summary"] = summary or None
+        doc_updates.update(self._version_updates(doc, fixed, text))
+        return updates, doc_updates, rows, expected
+
+    def _version_updates(self, doc: DocumentRecord, fixed: list[dict[str, Any]],
+                         text: str) -> dict[str, Any]:
+        """The document's ingest signature for the current context settings, and the ingest
+        version it reaches when every chunk's offsets slice its text.
+        """
+        doc_updates: dict[str, Any] = {}
         signature = recorded_signature(doc)
         current = signature_of(self.settings)
         for key in ("contextual_embeddings", "context_model"):
@@ -224,7 +252,7 @@ class Backfiller:
         target = reachable_version(doc.ingest_version)
         if target > doc.ingest_version and all_valid:
             doc_updates["ingest_version"] = target
-        return updates, doc_updates, rows, expected
+        return doc_updates
 
     def coverage(self, plans: list[tuple[DocumentRecord, list[dict[str, Any]], str,
                                          list[str], bool]]) -> dict[str, float]:

@@ -269,16 +269,7 @@ class Doctor:
         if repair and not report["consistent"]:
             # with unlisted originals the catalog cannot say which vectors are orphans: keep all
             self.sync_vectors(store, [] if unlisted else orphans, missing)
-            if meta_drift:
-                store.update_metadata(  # type: ignore[attr-defined]  # see metadata_drift
-                    list(meta_drift), list(meta_drift.values()))
-            if not graph_ok and self.graph_dir is not None:
-                shutil.rmtree(self.graph_dir, ignore_errors=True)  # rebuilt on next use
-            if not fts_ok:
-                self.catalog.fts_rebuild()
-            self.sweep_files()
-            if not archive["ok"]:
-                archive_build(self.catalog, self.archive, self.files_dir)
+            self._repair_derived(store, meta_drift, graph_ok, fts_ok, archive["ok"])
             report["repaired"] = True
             report["consistent_after"] = (
                 not unlisted
@@ -287,3 +278,20 @@ class Doctor:
                 and not self.metadata_drift(store) and (host_only or self.graph_ok())
             )
         return report
+
+    def _repair_derived(self, store: VectorStore, meta_drift: dict[str, Any], graph_ok: bool,
+                        fts_ok: bool, archive_ok: bool) -> None:
+        """Bring what is derived from the catalog back in line, after the vectors: their
+        metadata, the graph (removed, rebuilt on next use), the FTS index, stray `files/`
+        folders and the archive.
+        """
+        if meta_drift:
+            store.update_metadata(  # type: ignore[attr-defined]  # see metadata_drift
+                list(meta_drift), list(meta_drift.values()))
+        if not graph_ok and self.graph_dir is not None:
+            shutil.rmtree(self.graph_dir, ignore_errors=True)  # rebuilt on next use
+        if not fts_ok:
+            self.catalog.fts_rebuild()
+        self.sweep_files()
+        if not archive_ok:
+            archive_build(self.catalog, self.archive, self.files_dir)

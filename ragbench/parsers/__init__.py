@@ -45,7 +45,9 @@ _MODULES: dict[str, str] = {
     "txt": "text", "md": "markdown", "html": "html", "pdf": "pdf", "docx": "docx",
     "pptx": "pptx", "xlsx": "xlsx", "csv": "csv", "eml": "eml", "msg": "msg", "json": "jsonfile",
     "ipynb": "notebook", "xml": "xmlfile", "image": "image",
+    "vtt": "subtitles:parse_vtt", "srt": "subtitles:parse_srt",
 }
+"""Format -> parser module (its `parse`, or the function named after a colon)."""
 
 _OCR_FORMATS = frozenset({"image", "pdf", "pptx"})
 
@@ -58,10 +60,11 @@ def get_parser(
     """
     if fmt not in _MODULES:
         raise UnsupportedFormatError(f"unknown format {fmt!r}; valid formats: {', '.join(FORMATS)}")
-    module = importlib.import_module(f"ragbench.parsers.{_MODULES[fmt]}")
+    name, _, function = _MODULES[fmt].partition(":")
+    module = importlib.import_module(f"ragbench.parsers.{name}")
     if getattr(module, "USES_CONTEXT", False):
         return partial(module.parse, context=context or ParseContext())
-    parser: Callable[[bytes], ParsedDocument] = module.parse
+    parser: Callable[[bytes], ParsedDocument] = getattr(module, function or "parse")
     return parser
 
 

@@ -1,10 +1,11 @@
 """Format detection from content and file extension.
 
 Binary signatures decide first (PDF, Office zip packages, images, known non-document formats).
-Text content is then sniffed for HTML and email headers: the extension wins when it names a text
-format (the content is ambiguous), the content wins when the extension names a binary format
-the bytes do not match, or says only `.txt`. A file with no known extension is also sniffed for
-JSON (it must parse) and XML (an XML declaration or a feed root).
+Text content is then sniffed for HTML, email headers and a `WEBVTT` first line: the extension
+wins when it names a text format (the content is ambiguous), the content wins when the
+extension names a binary format the bytes do not match, or says only `.txt`. A file with no
+known extension is also sniffed for JSON (it must parse) and XML (an XML declaration or a feed
+root).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ragbench.parsers.base import ParseError, UnsupportedFormatError, check_zip_
 from ragbench.parsers.text import decode_text, looks_binary
 
 FORMATS: tuple[str, ...] = ("txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml",
-                            "msg", "json", "ipynb", "xml", "image")
+                            "msg", "json", "ipynb", "xml", "image", "vtt", "srt")
 
 EXTENSION_FORMATS: dict[str, str] = {
     ".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".html": "html",
@@ -27,13 +28,17 @@ EXTENSION_FORMATS: dict[str, str] = {
     ".xlsx": "xlsx", ".csv": "csv", ".tsv": "csv", ".eml": "eml", ".msg": "msg", ".json": "json",
     ".jsonl": "json", ".ndjson": "json", ".ipynb": "ipynb", ".xml": "xml", ".rss": "xml",
     ".atom": "xml", ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image",
-    ".tiff": "image", ".gif": "image", ".bmp": "image", ".webp": "image",
+    ".tiff": "image", ".gif": "image", ".bmp": "image", ".webp": "image", ".vtt": "vtt",
+    ".srt": "srt",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(EXTENSION_FORMATS)
 
-_TEXT_FORMATS = frozenset({"txt", "md", "html", "csv", "eml", "json", "ipynb", "xml"})
+_TEXT_FORMATS = frozenset({"txt", "md", "html", "csv", "eml", "json", "ipynb", "xml", "vtt",
+                           "srt"})
 _IMAGE_MAGIC: tuple[bytes, ...] = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a",
                                   b"II*\x00", b"MM\x00*")
+_WEBVTT_START = re.compile(r"WEBVTT(?:[ \t]|\n|$)")
+"""The first line of a WebVTT file ("WEBVTT", alone or before a space or tab and a title)."""
 _XML_START = re.compile(r"<\?xml[\s?]|<(?:rss|feed|rdf:RDF)[\s>]")
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG", "PNG image"), (b"\xff\xd8\xff", "JPEG image"), (b"GIF8", "GIF image"),
@@ -182,8 +187,16 @@ def detect_format(data: bytes, filename: str) -> str:
     if binary:
         what = f"binary data ({ext} file)" if ext else "binary data"
         raise _unsupported(filename, what)
+    return _text_format(data, by_ext)
+
+
+def _text_format(data: bytes, by_ext: str | None) -> str:
+    """The format of text `data` whose extension says `by_ext`: what the head looks like
+    (HTML, e-mail, WebVTT) decides for .xml and unknown extensions, else the extension does.
+    """
     head = decode_text(data[:8192])
-    sniffed = "html" if looks_like_html(head) else "eml" if looks_like_email(head) else None
+    sniffed = ("html" if looks_like_html(head) else "eml" if looks_like_email(head)
+               else "vtt" if _WEBVTT_START.match(head) else None)
     if by_ext == "xml" and sniffed == "html":
         return "html"  # XHTML saved as .xml
     if by_ext in _TEXT_FORMATS and by_ext != "txt":

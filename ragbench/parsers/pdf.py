@@ -12,6 +12,15 @@ reason in `ocr_unavailable`, and a PDF made only of them fails as scanned/image-
 images are decoded only when its turn comes, and OCR stops at `MAX_OCR_PAGES` pages or
 `MAX_OCR_IMAGES` images per file: later scanned pages are failed pages, and the images left
 unread are counted in `ocr_images_skipped`.
+
+Geometry (specs/003 `citation.bbox_quad`): pypdf gives every text run its text matrix and the
+current transformation matrix, so a run's baseline origin on the page is known exactly; its
+width is the sum of the font's glyph widths (`/Widths`, or the standard 14 fonts' metrics, as
+pypdf reads them; half an em per character when they are unknown), its height the font size
+from a quarter em below the baseline to 0.9 em above it. A line's box spans its runs; each
+block keeps the boxes of its lines (`Block.line_boxes`, in PDF points, origin bottom left)
+and the chunker gives a chunk the box of the lines it covers on its first page. Rotated text
+has no box; OCR'd text neither (image coordinates are not page coordinates).
 """
 
 from __future__ import annotations
@@ -21,12 +30,12 @@ import logging
 import math
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from pypdf import PageObject, PdfReader
 from pypdf.errors import DependencyError
 
-from ragbench.models import ParsedDocument, Scalar
+from ragbench.models import Box, LineBox, ParsedDocument, Scalar
 from ragbench.parsers.base import (
     EmptyDocumentError,
     EncryptedDocumentError,
@@ -37,6 +46,11 @@ from ragbench.parsers.base import (
 )
 from ragbench.parsers.ocr import OcrEngine, OcrError
 from ragbench.parsers.text import paragraphs
+
+try:  # glyph widths as pypdf's own text extraction reads them (a module private to pypdf)
+    from pypdf.generic import _font as _pdf_fonts
+except ImportError:  # pragma: no cover - a pypdf without it: half an em per character
+    _pdf_fonts = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +74,20 @@ _MIN_WIDTH = 40
 _HEADING_RATIO = 1.08
 _MAX_HEADING = 150
 
-Line = tuple[str, float]  # (text, dominant font size)
+_EM = 0.5
+"""Width of a character, in ems, when its font's widths are unknown."""
+_DESCENT, _ASCENT = 0.25, 0.9
+"""Where a line's box ends below and above its baseline, in ems of its font size."""
+
+
+class Line(NamedTuple):
+    """One text line of a page: its text, the font size of most of its characters, and its
+    box on the page (None when no run of it was placed upright).
+    """
+
+    text: str
+    size: float
+    box: Box | None = None
 
 
 def split_paragraphs(text: str) -> list[str]:
@@ -106,19 +133,76 @@ def join_letter_spaced(text: str) -> str:
     return _LETTER_SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
 
 
+def _union(a: Box | None, b: Box | None) -> Box | None:
+    """The smallest box holding both (either may be None)."""
+    if a is None or b is None:
+        return a or b
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+class _Widths:
+    """Glyph widths (thousandths of an em) per font dictionary, read once per font."""
+
+    def __init__(self) -> None:
+        self._fonts: dict[int, dict[str, float] | None] = {}
+
+    def ems(self, text: str, font: Any) -> float:
+        """The advance of `text` in ems (`_EM` per character when the widths are unknown)."""
+        widths = None
+        if font is not None and _pdf_fonts is not None:
+            key = id(font)
+            if key not in self._fonts:
+                try:
+                    read = _pdf_fonts.Font.from_font_resource(font)
+                    self._fonts[key] = dict(read.character_widths)
+                except Exception:  # a damaged font dictionary: estimate
+                    self._fonts[key] = None
+            widths = self._fonts[key]
+        if not widths:
+            return len(text) * _EM
+        default = widths.get("default") or _EM * 1000
+        return sum(widths.get(ch, default) for ch in text) / 1000
+
+
+def run_box(text: str, cm: Any, tm: Any, size: float, ems: float) -> Box | None:
+    """The box of a text run on the page: the origin of its text matrix `tm` mapped through
+    the transformation matrix `cm`, `ems` wide, from `_DESCENT` below to `_ASCENT` above its
+    baseline; None for rotated or skewed text (no upright box fits it) or blank text.
+    """
+    if not text.strip() or any(abs(m[1]) > 1e-3 or abs(m[2]) > 1e-3 for m in (cm, tm)):
+        return None
+    x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+    y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+    width = size * abs(tm[0] * cm[0]) * ems
+    height = size * abs(tm[3] * cm[3])
+    if not all(map(math.isfinite, (x, y, width, height))):
+        return None
+    return (round(x, 2), round(y - _DESCENT * height, 2), round(x + width, 2),
+            round(y + _ASCENT * height, 2))
+
+
 def page_lines(page: PageObject) -> list[Line]:
-    """The page's text lines, each with the font size that carries most of its characters."""
+    """The page's text lines, each with the font size that carries most of its characters
+    and its box on the page (see the module docstring).
+    """
     lines: list[Line] = []
     parts: list[str] = []
     sizes: Counter[float] = Counter()
+    box: Box | None = None
+    widths = _Widths()
 
     def close() -> None:
+        nonlocal box
         text = join_letter_spaced(expand_ligatures(clean_text("".join(parts))))
-        lines.append((text, sizes.most_common(1)[0][0] if sizes else 0.0))
+        size = sizes.most_common(1)[0][0] if sizes else 0.0
+        for piece in text.split("\n"):  # a form feed or vertical tab is a line break too
+            lines.append(Line(piece, size, box))
         parts.clear()
         sizes.clear()
+        box = None
 
     def visit(text: str, cm: Any, tm: Any, font: Any, size: float) -> None:
+        nonlocal box
         rotated = any(abs(m[1]) > 1e-3 or abs(m[2]) > 1e-3 for m in (cm, tm))
         height = 0.0 if rotated else size * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3])
         for index, piece in enumerate(text.split("\n")):
@@ -126,6 +210,8 @@ def page_lines(page: PageObject) -> list[Line]:
                 close()
             parts.append(piece)
             sizes[round(height, 1)] += len(piece.strip())
+            if index == 0:  # the text matrix places the run's first piece only
+                box = _union(box, run_box(piece, cm, tm, size, widths.ems(piece, font)))
 
     page.extract_text(visitor_text=visit)
     close()
@@ -136,44 +222,72 @@ def _heading_levels(pages: list[list[Line]]) -> tuple[float, dict[float, int]]:
     """The body font size and a level (1 = largest) for every heading-sized font size."""
     weight: Counter[float] = Counter()
     for lines in pages:
-        for text, size in lines:
+        for text, size, _ in lines:
             weight[size] += len(text.strip())
     body = weight.most_common(1)[0][0] if weight else 0.0
-    big = sorted({size for lines in pages for text, size in lines
+    big = sorted({size for lines in pages for text, size, _ in lines
                   if body and size >= body * _HEADING_RATIO and 0 < len(text.strip())
                   <= _MAX_HEADING}, reverse=True)
     return body, {size: min(rank, 6) for rank, size in enumerate(big, start=1)}
 
 
+def paragraph_lines(paragraph: str, boxes: list[Box | None]) -> tuple[str, list[LineBox]]:
+    """A paragraph with its hyphenated line ends joined, and the boxes of its lines (one per
+    line of `paragraph`, in order) as `LineBox`es: each with the offset of its line in the
+    joined text (a joined line starts inside the word it completes). Lines without a box are
+    left out.
+    """
+    starts, offset = [], 0
+    for line in paragraph.split("\n"):
+        starts.append(offset)
+        offset += len(line) + 1
+    cuts = [m.start() for m in _HYPHENATED.finditer(paragraph)]  # each drops "-\n"
+    out: list[LineBox] = []
+    for start, box in zip(starts, boxes, strict=False):
+        if box is not None:
+            shift = 2 * sum(1 for cut in cuts if cut < start)
+            out.append((start - shift, *box))
+    return join_hyphenated(paragraph), out
+
+
 def _emit_page(
     builder: TextBuilder, lines: list[Line], levels: dict[float, int], page: int
 ) -> None:
-    """Add one page's headings and paragraphs."""
-    body: list[str] = []
+    """Add one page's headings and paragraphs, with the boxes of their lines."""
+    body: list[Line] = []
     number = 0
 
     def flush() -> None:
         nonlocal number
-        for paragraph in split_paragraphs("\n".join(body)):
-            paragraph = join_hyphenated(paragraph)
+        filled = [line.box for line in body if line.text.strip()]  # as paragraphs() sees them
+        used = 0
+        for paragraph in split_paragraphs("\n".join(line.text for line in body)):
+            count = paragraph.count("\n") + 1
+            text, boxes = paragraph_lines(paragraph, filled[used:used + count])
+            used += count
             number += 1
-            builder.add(paragraph, page_number=page, paragraph_number=number)
+            builder.add(text, page_number=page, paragraph_number=number,
+                        line_boxes=boxes or None)
         body.clear()
 
     index = 0
     while index < len(lines):
-        text, size = lines[index]
+        text, size, _ = lines[index]
         level = levels.get(size) if len(text.strip()) <= _MAX_HEADING else None
         end = index + 1
-        while level and end < len(lines) and lines[end][1] == size and lines[end][0].strip():
+        while level and end < len(lines) and lines[end].size == size and lines[end].text.strip():
             end += 1
-        heading = " ".join(" ".join(t for t, _ in lines[index:end]).split())
+        heading = " ".join(" ".join(line.text for line in lines[index:end]).split())
         if level and any(ch.isalpha() for ch in heading) and len(heading) <= _MAX_HEADING:
             flush()
-            builder.add_heading(heading, level, page_number=page)
+            box = None
+            for line in lines[index:end]:
+                box = _union(box, line.box)
+            builder.add_heading(heading, level, page_number=page,
+                                line_boxes=[(0, *box)] if box is not None else None)
             index = end
         else:
-            body.extend(t for t, _ in lines[index:end])
+            body.extend(lines[index:end])
             index = end
     flush()
 
@@ -290,7 +404,7 @@ def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
     for number, page in enumerate(reader.pages, start=1):
         try:
             lines = page_lines(page)
-            if not any(text.strip() for text, _ in lines) and _image_count(page):
+            if not any(line.text.strip() for line in lines) and _image_count(page):
                 textless.add(number)
             pages.append(lines)
         except Exception as e:  # one bad page must not lose the others

@@ -299,6 +299,41 @@ class _Ocr:
         return lines
 
 
+def _slide(builder: TextBuilder, ocr: _Ocr, slide: Any, number: int,
+           authors: dict[str, str]) -> str | None:
+    """Add slide `number`: its title as a heading, its shapes in reading order, OCR of its
+    pictures when they are all it has, then its notes and comments. Returns the title when it
+    became a heading.
+    """
+    builder.clear_headings()
+    first_block = len(builder.blocks)
+    title_shape = None
+    heading = None
+    for shape in slide.placeholders:
+        if _placeholder_type(shape) in _TITLES and shape.has_text_frame:
+            title_shape = shape
+            break
+    if title_shape is not None:
+        title = " ".join(clean_text(title_shape.text_frame.text).split())
+        if builder.add_heading(title, 1, slide_number=number) is not None:
+            heading = title
+    for shape in _ordered(slide.shapes):
+        if title_shape is None or shape.shape_id != title_shape.shape_id:
+            _shape(builder, shape, number)
+    if all(block.chunk_type == "media" for block in builder.blocks[first_block:]):
+        pictures = _pictures(slide)  # nothing but pictures (and their alt text)
+        if pictures:
+            ocr.slide(pictures, number)
+    if slide.has_notes_slide:
+        frame = slide.notes_slide.notes_text_frame
+        notes = clean_text(frame.text).strip() if frame is not None else ""
+        if notes:
+            builder.add(f"Notes: {notes}", slide_number=number)
+    for comment in _comments(slide, authors):
+        builder.add(comment, slide_number=number)
+    return heading
+
+
 def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
     """Parse a PPTX into per-slide heading, text, list and table blocks, then notes and
     comments; the pictures of picture-only slides go through OCR (see the module docstring).
@@ -310,31 +345,8 @@ def parse(data: bytes, context: ParseContext | None = None) -> ParsedDocument:
     authors = _comment_authors(presentation)
     first_title: str | None = None
     for number, slide in enumerate(presentation.slides, start=1):
-        builder.clear_headings()
-        first_block = len(builder.blocks)
-        title_shape = None
-        for shape in slide.placeholders:
-            if _placeholder_type(shape) in _TITLES and shape.has_text_frame:
-                title_shape = shape
-                break
-        if title_shape is not None:
-            title = " ".join(clean_text(title_shape.text_frame.text).split())
-            if builder.add_heading(title, 1, slide_number=number) is not None:
-                first_title = first_title or title
-        for shape in _ordered(slide.shapes):
-            if title_shape is None or shape.shape_id != title_shape.shape_id:
-                _shape(builder, shape, number)
-        if all(block.chunk_type == "media" for block in builder.blocks[first_block:]):
-            pictures = _pictures(slide)  # nothing but pictures (and their alt text)
-            if pictures:
-                ocr.slide(pictures, number)
-        if slide.has_notes_slide:
-            frame = slide.notes_slide.notes_text_frame
-            notes = clean_text(frame.text).strip() if frame is not None else ""
-            if notes:
-                builder.add(f"Notes: {notes}", slide_number=number)
-        for comment in _comments(slide, authors):
-            builder.add(comment, slide_number=number)
+        title = _slide(builder, ocr, slide, number, authors)
+        first_title = first_title or title
     core_title = (presentation.core_properties.title or "").strip()
     if core_title.lower() in _GENERIC_TITLES:
         core_title = ""

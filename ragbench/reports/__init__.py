@@ -5,7 +5,7 @@ carries the references that shaped it (specs/000 and specs/002).
 + graph-expanded, context grouped by lens with contradiction warnings); `generator` writes a
 part with a chat model or as an extractive `digest`, validates its citations and evaluates its
 references; `service` creates, writes, tunes and reshapes reports; `store` keeps them in the
-catalog (schema step 3); `exports` writes Markdown, DOCX, JSON and the `.essay` shape.
+catalog (schema revision s0003); `exports` writes Markdown, DOCX, JSON and the `.essay` shape.
 """
 
 from ragbench.reports.context import GenerationOptions

@@ -27,7 +27,7 @@ from ragbench.lexical import stem
 from ragbench.models import RetrievalResult
 from ragbench.reports.context import GenerationOptions, Search, gather
 from ragbench.reports.digest import statements_of
-from ragbench.reports.generator import PartGenerator, PartTask, TokenCallback
+from ragbench.reports.generator import Draft, PartGenerator, PartTask, TokenCallback
 from ragbench.reports.models import (
     LensCoverage,
     PartVersion,
@@ -187,6 +187,9 @@ class ReportService:
     def _write(self, report: Report, part: ReportPart, model: ChatModel | None,
                instruction: str | None, on_token: TokenCallback | None,
                tune: bool = False) -> ReportPart:
+        """Write `part` (or tune it by `instruction`) and store the draft as its new version:
+        retrieve for its query, find disagreements, write, keep the findings the text cites.
+        """
         lenses = report.lenses or self.all_lenses()
         others = [p for p in report.parts if p.part_id != part.part_id and p.current]
         avoid = {cid for p in others if p.current for cid in p.current.cited_ids()}
@@ -196,36 +199,13 @@ class ReportService:
                 used |= statements_of(p.current.text_with_ids)
         options = self.generator.options
         focus = _focus_words(instruction) if tune and instruction else []
-        lens_order = [lens for lens in lenses if instruction and lens in instruction.lower()]
         query = part.query + (" " + " ".join(focus) if focus else "")
         if tune and instruction and model is None:
             current = len(part.current.text.split()) if part.current else options.words
             options = _tuned_options(options, instruction, current)
         results = gather(self.search, query, lenses, options, avoid) if lenses else []
-        if part.kind == "disagreements":
-            scope = list(dict.fromkeys(
-                [cid for p in others if p.current for cid in p.current.generation.retrieved_ids]
-                + [r.chunk_id for r in results]))
-            findings = (self.find_contradictions(scope, places=True)  # where things are too
-                        if len(scope) > 1 else [])
-            sides = list(dict.fromkeys(str(s.get("chunk_id")) for f in findings
-                                       for s in f.chunks))
-            have = {r.chunk_id for r in results}
-            results = results + [r for r in self.chunks([c for c in sides if c not in have])]
-        else:
-            ids = [r.chunk_id for r in results]
-            findings = self.find_contradictions(ids) if len(ids) > 1 else []
-        task = PartTask(report_title=report.title, brief=report.brief.as_text(),
-                        header=part.header, query=query, kind=part.kind,
-                        keywords=[*part.keywords, *focus], instruction=instruction,
-                        current_text=part.current.text_with_ids if tune and part.current
-                        else None,
-                        other_parts=[p.header for p in report.parts if p.part_id != part.part_id],
-                        lens_order=lens_order,
-                        state_disagreements=not any(p.kind == "disagreements"
-                                                    for p in report.parts),
-                        stated_topics=[f.topic for p in others if p.current
-                                       for f in p.current.contradictions])
+        results, findings = self._with_findings(part, others, results)
+        task = self._task(report, part, others, query, focus, instruction, tune, lenses)
         generator = self.generator
         if options is not generator.options:
             generator = PartGenerator(options, generator.max_tokens, generator.fallback,
@@ -233,20 +213,51 @@ class ReportService:
         draft = generator.write(task, results, findings, model, used, on_token)
         if tune and instruction:
             draft.generation.instruction = instruction
-        mentioned = set(draft.generation.retrieved_ids)
-        earlier = [*part.history, *([part.current] if part.current else [])]
-        version = PartVersion(
-            version=1 + max((v.version for v in earlier), default=0),
-            header=part.header, text=draft.text, text_with_ids=draft.text_with_ids,
-            sources=draft.sources, references=draft.references,
-            references_method=draft.references_method,
-            contradictions=[f for f in findings
-                            if sum(1 for s in f.chunks if s.get("chunk_id") in mentioned) >= 2],
-            generation=draft.generation, created_at=now_iso())
-        self.store.save_version(report.report_id, part.part_id, version, part.mood)
+        self.store.save_version(report.report_id, part.part_id,
+                                _next_version(part, draft, findings), part.mood)
         fresh = self.get(report.report_id).part(part.part_id)
         assert fresh is not None
         return fresh
+
+    def _with_findings(self, part: ReportPart, others: Sequence[ReportPart],
+                       results: list[RetrievalResult],
+                       ) -> tuple[list[RetrievalResult], list[Finding]]:
+        """The part's passages and the disagreements among them. A disagreements part looks
+        across everything the other parts retrieved too (places included) and adds each
+        side's chunk to its passages.
+        """
+        if part.kind != "disagreements":
+            ids = [r.chunk_id for r in results]
+            return results, (self.find_contradictions(ids) if len(ids) > 1 else [])
+        scope = list(dict.fromkeys(
+            [cid for p in others if p.current for cid in p.current.generation.retrieved_ids]
+            + [r.chunk_id for r in results]))
+        findings = (self.find_contradictions(scope, places=True)  # where things are too
+                    if len(scope) > 1 else [])
+        sides = list(dict.fromkeys(str(s.get("chunk_id")) for f in findings
+                                   for s in f.chunks))
+        have = {r.chunk_id for r in results}
+        return results + [r for r in self.chunks([c for c in sides if c not in have])], findings
+
+    @staticmethod
+    def _task(report: Report, part: ReportPart, others: Sequence[ReportPart], query: str,
+              focus: list[str], instruction: str | None, tune: bool,
+              lenses: Sequence[str]) -> PartTask:
+        """What the generator is asked: the part in its report, what the other parts already
+        say, and (tuning) the current text and the instruction.
+        """
+        return PartTask(report_title=report.title, brief=report.brief.as_text(),
+                        header=part.header, query=query, kind=part.kind,
+                        keywords=[*part.keywords, *focus], instruction=instruction,
+                        current_text=part.current.text_with_ids if tune and part.current
+                        else None,
+                        other_parts=[p.header for p in report.parts if p.part_id != part.part_id],
+                        lens_order=[lens for lens in lenses
+                                    if instruction and lens in instruction.lower()],
+                        state_disagreements=not any(p.kind == "disagreements"
+                                                    for p in report.parts),
+                        stated_topics=[f.topic for p in others if p.current
+                                       for f in p.current.contradictions])
 
     # --- reshaping ------------------------------------------------------------------------
 
@@ -350,9 +361,20 @@ class ReportService:
         return found
 
     def _own_suggestions(self, report: Report) -> list[Suggestion]:
+        """The report's own review: parts not written, lenses no part cites, disagreements
+        whose two sides the report does not state.
+        """
         out = [Suggestion(kind="complete", part_id=p.part_id,
                           text=f"Part {p.position} “{p.header}” is not written yet.")
                for p in report.parts if not p.done]
+        out += self._lens_suggestions(report)
+        return out + _disagreement_suggestions(report)
+
+    def _lens_suggestions(self, report: Report) -> list[Suggestion]:
+        """One cite_lens suggestion per lens in scope that no part cites: the first part
+        offered its passages is asked to use them, else a part about it is proposed.
+        """
+        out = []
         cov = self.coverage(report.report_id)
         for lens in cov.lenses:
             if lens.lens in cov.lenses_in_scope and lens.cited == 0:
@@ -366,25 +388,6 @@ class ReportService:
                     text=f"No part cites the {lens.lens} lens" + (
                         f"; part {target.position} “{target.header}” was offered its passages "
                         "- tune it to use them" if target else "; add a part about it")))
-        stated = {statement_key(p.current.text_with_ids) for p in report.parts if p.current}
-        text_all = " ".join(stated)
-        seen: set[tuple[str, str]] = set()
-        for p in report.parts:
-            if not p.current:
-                continue
-            for f in p.current.contradictions:
-                ids = [str(s.get("chunk_id")) for s in f.chunks]
-                if (f.type, f.topic) in seen or all(cid in text_all for cid in ids):
-                    continue
-                seen.add((f.type, f.topic))
-                cited_both = sum(1 for cid in ids if any(
-                    cid in (q.current.text_with_ids if q.current else "") for q in report.parts))
-                if cited_both < 2:
-                    out.append(Suggestion(
-                        kind="disagreement", part_id=p.part_id,
-                        references=_finding_references(f),
-                        text=f"Sources disagree on “{f.title or f.topic}” ({f.type}: {f.note}); "
-                        "the report does not state both sides."))
         return out
 
     def _model_suggestions(self, report: Report, model: ChatModel) -> list[Suggestion]:
@@ -396,6 +399,49 @@ class ReportService:
                                          f"\n\n{body}"}],
             max_tokens=400, json_mode=True)
         return parse_suggestions(reply.text, report)
+
+
+def _next_version(part: ReportPart, draft: Draft, findings: Sequence[Finding]) -> PartVersion:
+    """The draft as the part's next version, with the findings at least two of whose sides
+    the draft mentions.
+    """
+    mentioned = set(draft.generation.retrieved_ids)
+    earlier = [*part.history, *([part.current] if part.current else [])]
+    return PartVersion(
+        version=1 + max((v.version for v in earlier), default=0),
+        header=part.header, text=draft.text, text_with_ids=draft.text_with_ids,
+        sources=draft.sources, references=draft.references,
+        references_method=draft.references_method,
+        contradictions=[f for f in findings
+                        if sum(1 for s in f.chunks if s.get("chunk_id") in mentioned) >= 2],
+        generation=draft.generation, created_at=now_iso())
+
+
+def _disagreement_suggestions(report: Report) -> list[Suggestion]:
+    """One suggestion per disagreement found by a part (type and topic once) whose sides the
+    report's texts do not both cite.
+    """
+    out = []
+    stated = {statement_key(p.current.text_with_ids) for p in report.parts if p.current}
+    text_all = " ".join(stated)
+    seen: set[tuple[str, str]] = set()
+    for p in report.parts:
+        if not p.current:
+            continue
+        for f in p.current.contradictions:
+            ids = [str(s.get("chunk_id")) for s in f.chunks]
+            if (f.type, f.topic) in seen or all(cid in text_all for cid in ids):
+                continue
+            seen.add((f.type, f.topic))
+            cited_both = sum(1 for cid in ids if any(
+                cid in (q.current.text_with_ids if q.current else "") for q in report.parts))
+            if cited_both < 2:
+                out.append(Suggestion(
+                    kind="disagreement", part_id=p.part_id,
+                    references=_finding_references(f),
+                    text=f"Sources disagree on “{f.title or f.topic}” ({f.type}: {f.note}); "
+                    "the report does not state both sides."))
+    return out
 
 
 def _offered_references(part: ReportPart | None, lens: str) -> list[Reference]:

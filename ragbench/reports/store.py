@@ -1,4 +1,4 @@
-"""Reports in the catalog (schema step 3): reports, ordered parts, part versions, cited passages.
+"""Reports in the catalog (revision s0003): reports, ordered parts, part versions, cited passages.
 
 Queries live here rather than in `Catalog`; they run on the catalog's per-thread connection and
 its `transaction()` (`BEGIN IMMEDIATE` ... `COMMIT`), so a report change is atomic and sees the

@@ -351,10 +351,13 @@ def result_from_row(
         sheet_name=_typed(extra, "sheet_name", str),
         row_number=_typed(extra, "row_number", int),
         column_number=_typed(extra, "column_number", int),
+        start_timestamp_ms=_typed(extra, "start_timestamp_ms", int),
+        end_timestamp_ms=_typed(extra, "end_timestamp_ms", int),
     )
 
 
-_LOCATION_KEYS = ("table_header", "slide_number", "sheet_name", "row_number", "column_number")
+_LOCATION_KEYS = ("table_header", "slide_number", "sheet_name", "row_number", "column_number",
+                  "timestamp_ms")
 
 
 def _row_metadata(metadata: str | dict | None) -> dict:

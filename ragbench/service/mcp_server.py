@@ -136,7 +136,7 @@ def create_mcp(wb: Workbench) -> MCPServer:
         """A chunk by id: its text, document, offsets and archive links (also a chunk that was
         cited before its document changed: the passage kept with the answer or report).
         """
-        return call(wb.reports.resolve_citation, chunk_id)
+        return call(wb.citations.resolve, chunk_id)
 
     @server.tool()
     def list_documents(status: str = "indexed") -> str:
@@ -217,7 +217,7 @@ def create_mcp(wb: Workbench) -> MCPServer:
     def chunk(chunk_id: str) -> str:
         """One chunk by id."""
         try:
-            return _json(wb.reports.resolve_citation(chunk_id))
+            return _json(wb.citations.resolve(chunk_id))
         except RagbenchError as e:
             raise ResourceError(f"{type(e).__name__}: {e}") from e
 

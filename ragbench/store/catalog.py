@@ -39,7 +39,8 @@ _CHUNK_COLUMNS = ", ".join((*_CHUNK_FIELDS, "fts_text"))
 _CHUNK_READ = ", ".join(f"c.{f}" for f in ("rowid", *_CHUNK_FIELDS))
 CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
-    "paragraph_number", "list_style", "code_language", "table_header",
+    "paragraph_number", "list_style", "code_language", "table_header", "start_timestamp_ms",
+    "end_timestamp_ms", "bbox_quad",
 )
 
 
@@ -129,7 +130,8 @@ class Catalog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        # numbered schema steps up to SCHEMA_VERSION, each in its own transaction; refuses a
+        # the Alembic revisions of store/migrations_sqlite, all in one BEGIN IMMEDIATE
+        # transaction (a catalog of the hand-written runner is stamped first); refuses a
         # catalog written by a newer ragbench (StoreError)
         migrate(self.conn)
         with self.transaction() as tx:

@@ -1,4 +1,4 @@
-"""SQLite schema of the catalog (specs/004 Phase 1, adapted to SQLite), as numbered migrations.
+"""SQLite schema of the catalog (specs/004 Phase 1, adapted to SQLite), migrated by Alembic.
 
 The catalog is the truth: documents (with their plaintext), chunks, a chunk-level and a
 document-level FTS5 index kept in sync by triggers, ingest versions, saved answers, chat
@@ -6,41 +6,65 @@ conversations, reports (parts, part versions and the passages they cite), the co
 cache and the embedding cache.
 Chroma is derived from it.
 
-The schema is built by `MIGRATIONS`, an ordered list of numbered steps. The catalog records the
-last step applied in SQLite's `PRAGMA user_version`; `migrate` applies every later step in
-order, each in its own transaction together with the bump of `user_version`, so a step that
-fails leaves the catalog exactly at the previous version. A fresh catalog runs every step and
-so is created at the newest version (`SCHEMA_VERSION`); a catalog newer than this code is
-refused with a `StoreError` instead of being read with the wrong schema.
+The schema is built by the Alembic revisions in `ragbench/store/migrations_sqlite/versions/`
+(`s0001`, `s0002`, ...), the same tool the PostgreSQL backend uses (`store/migrations`), in an
+environment of its own. `migrate` runs them when a catalog is opened:
 
-Steps 1 and 2 describe what existed before numbered migrations: catalogs made by that code all
-carry `user_version` 0 (or 1) with any subset of the later additions, so these two steps use
-`IF NOT EXISTS` and add only missing columns. Every later step runs on a catalog known to be
-at exactly the version before it and can be plain SQL.
+- the whole upgrade is one `BEGIN IMMEDIATE` transaction (SQLite's write lock, which is what
+  serializes processes and threads opening the catalog at once): the revision is read again
+  inside it, so a second opener waits and then finds the catalog current, and a revision that
+  fails rolls back every revision of that upgrade, leaving the catalog exactly as it was
+  (SQLite DDL is transactional, FTS5 tables and triggers included);
+- Alembic's version table `alembic_version` records the revision;
+- a catalog written by the hand-written runner this replaced (five numbered steps, recorded
+  in `PRAGMA user_version`) has no version table: its `user_version` N says which step it
+  reached and it is stamped with `LEGACY_REVISIONS[N]` on first open, then upgraded from
+  there; revisions s0001 to s0005 are those steps ported statement for statement. Version 0
+  is a new file or a catalog from before numbered steps; s0001 and s0002 handle both
+  (`IF NOT EXISTS`, only missing columns), as the old steps 1 and 2 did;
+- `PRAGMA user_version` is still written, as the number of revisions applied (5 today), so
+  ragbench from before Alembic refuses a catalog that a later revision changed instead of
+  reading it with the wrong schema;
+- a catalog at a revision this code does not know (a newer ragbench wrote it) is refused with
+  a `StoreError` before anything is written.
 
-Adding a step (e.g. tables for chats or reports):
+Adding a revision (e.g. a table for tags):
 
-1. Append `Migration(N + 1, "what it adds and why", sql_step(_CHATS))` to `MIGRATIONS`,
-   where `_CHATS` is a module-level string of SQL statements (`CREATE TABLE chats ...;`,
-   indexes, triggers); or pass a function `(conn) -> None` instead of `sql_step(...)` for
-   work SQL alone cannot express, such as back-filling rows computed in Python. Numbers
-   are consecutive; never edit, reorder or remove a step that has been released, because
-   catalogs already past it never run it again; fix mistakes with a new step.
-2. Do not open or commit transactions inside a step (no `BEGIN`, `COMMIT`, `executescript`):
-   `migrate` wraps the step and the version bump in one `BEGIN IMMEDIATE` transaction.
-   SQLite DDL is transactional, so `CREATE`/`ALTER`/`DROP` roll back with the rest.
-3. `SCHEMA_VERSION` follows by itself; add a test in tests/store/test_migrations.py that
-   upgrades a catalog of version N and checks what the step changed.
+1. Copy the newest file in `versions/` to `NNNN_what.py`; set `revision = "sNNNN"` and
+   `down_revision` to the previous id; write `upgrade()` with `op` (`op.create_table`,
+   `op.add_column`, `op.batch_alter_table` for what SQLite cannot ALTER in place) or raw SQL
+   through `execute_script(op.get_bind(), SQL)` for FTS5 tables and triggers. Never edit,
+   reorder or remove a released revision: catalogs already past it never run it again.
+2. Set `HEAD_REVISION` below to the new id (a test checks it; without it, catalogs at the
+   previous head would not be upgraded on open).
+3. Do not commit inside a revision: `migrate` holds the transaction.
+4. Add a test in tests/store/test_migrations.py that upgrades a catalog of the previous
+   revision and checks what the revision changed.
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragbench.errors import StoreError
 from ragbench.lexical import index_text
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations_sqlite")
+"""The Alembic environment of the SQLite catalog (env.py and versions/)."""
+
+HEAD_REVISION = "s0005"
+"""The newest revision in `MIGRATIONS_DIR`: opening a catalog already there reads one row and
+imports neither Alembic nor SQLAlchemy (about a second of start-up for every command). A test
+checks it against Alembic's own view of the chain; a new revision updates it."""
+
+LEGACY_REVISIONS: dict[int, str] = {1: "s0001", 2: "s0002", 3: "s0003", 4: "s0004", 5: "s0005"}
+"""`PRAGMA user_version` of the hand-written runner -> the revision such a catalog is at."""
 
 CURRENT_INGEST_VERSION = 3
 """Version of the parse/chunk/embed logic; documents ingested by an older one are reprocessed."""
@@ -55,15 +79,6 @@ INGEST_VERSIONS: list[tuple[int, str, bool]] = [
 ]
 """(version, description, breaking): a breaking version changes chunk texts or ids, so only
 re-processing brings older documents up to it; a non-breaking one can be backfilled."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One numbered schema step: `apply` runs inside the transaction that records `version`."""
-
-    version: int
-    description: str
-    apply: Callable[[sqlite3.Connection], None]
 
 
 def sql_statements(script: str) -> list[str]:
@@ -84,276 +99,26 @@ def sql_statements(script: str) -> list[str]:
     return statements
 
 
-def sql_step(script: str) -> Callable[[sqlite3.Connection], None]:
-    """A step that runs `script` statement by statement on the migration's transaction.
-
-    `executescript` would commit the open transaction first, so a failing statement could no
-    longer be rolled back with the rest of the step.
+def catalog_connection(bind: sa.Connection) -> sqlite3.Connection:
+    """The catalog's own sqlite3 connection under the SQLAlchemy connection a revision gets
+    (`op.get_bind()`), for steps written against sqlite3 (PRAGMA reads, `executemany`); it
+    is in the same transaction.
     """
-    statements = sql_statements(script)
-
-    def apply(conn: sqlite3.Connection) -> None:
-        for statement in statements:
-            conn.execute(statement)
-
-    return apply
+    raw = bind.connection.dbapi_connection
+    if not isinstance(raw, _Borrowed):
+        raise TypeError("SQLite catalog revisions run only through ragbench.store.schema.migrate")
+    return raw.sqlite
 
 
-_INITIAL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+def execute_script(bind: sa.Connection | sqlite3.Connection, script: str) -> None:
+    """Run `script` statement by statement in the migration's transaction.
 
-CREATE TABLE IF NOT EXISTS ingest_versions (
-    version INTEGER PRIMARY KEY,
-    description TEXT NOT NULL,
-    breaking_changes INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY,
-    source_id TEXT NOT NULL,
-    file_name TEXT NOT NULL,
-    format TEXT NOT NULL,
-    file_hash TEXT NOT NULL,
-    size_bytes INTEGER NOT NULL,
-    title TEXT,
-    source_uri TEXT,
-    lens TEXT NOT NULL DEFAULT 'default',
-    parent_doc_id TEXT,
-    root_doc_id TEXT,
-    depth INTEGER NOT NULL DEFAULT 0,
-    path TEXT NOT NULL DEFAULT '[]',
-    content_version INTEGER NOT NULL DEFAULT 1,
-    ingest_version INTEGER NOT NULL DEFAULT 1,
-    chunk_size INTEGER NOT NULL,
-    chunk_overlap INTEGER NOT NULL,
-    embedding_model TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'indexed' CHECK (status IN ('indexed', 'failed')),
-    error TEXT,
-    metadata TEXT NOT NULL DEFAULT '{}',
-    text TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_documents_source_id ON documents(source_id);
-CREATE INDEX IF NOT EXISTS idx_documents_parent ON documents(parent_doc_id);
-CREATE INDEX IF NOT EXISTS idx_documents_root ON documents(root_doc_id);
-CREATE INDEX IF NOT EXISTS idx_documents_ingest_version ON documents(ingest_version);
-
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY,
-    chunk_id TEXT NOT NULL UNIQUE,
-    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-    chunk_index INTEGER NOT NULL,
-    total_chunks INTEGER NOT NULL,
-    start_char INTEGER NOT NULL,
-    end_char INTEGER NOT NULL,
-    token_count INTEGER NOT NULL,
-    chunk_type TEXT NOT NULL,
-    section_path TEXT NOT NULL DEFAULT '',
-    lens TEXT NOT NULL,
-    page_number INTEGER,
-    line_from INTEGER,
-    line_to INTEGER,
-    text TEXT NOT NULL,
-    embedding_text TEXT NOT NULL,
-    embedding_hash TEXT NOT NULL,
-    metadata TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS idx_chunks_doc ON chunks(doc_id, chunk_index);
-CREATE INDEX IF NOT EXISTS idx_chunks_lens ON chunks(lens);
-
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, content='chunks', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF text ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    model_id TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, text_hash)
-) WITHOUT ROWID;
-"""
-"""Step 1: the catalog as first released (documents, chunks, chunk FTS, embedding cache)."""
-
-_UNVERSIONED_ADDITIONS = """
--- no index on status: nearly every row is 'indexed', and SQLite would scan through it
-DROP INDEX IF EXISTS idx_documents_status;
-
-CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5(
-    text, content='documents', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS documents_ai AFTER INSERT ON documents BEGIN
-    INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS documents_ad AFTER DELETE ON documents BEGIN
-    INSERT INTO documents_fts(documents_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS documents_au AFTER UPDATE OF text ON documents BEGIN
-    INSERT INTO documents_fts(documents_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-
-CREATE TABLE IF NOT EXISTS answers (
-    answer_id TEXT PRIMARY KEY,
-    question TEXT NOT NULL,
-    response TEXT NOT NULL,
-    settings TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS context_cache (
-    key TEXT PRIMARY KEY,
-    summary TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-) WITHOUT ROWID;
-"""
-
-_UNVERSIONED_COLUMNS: list[tuple[str, str, str]] = [
-    ("documents", "context_summary", "TEXT"),
-    ("documents", "ingest_settings", "TEXT"),
-    ("chunks", "context_header", "TEXT"),
-    ("documents", "archive_path", "TEXT"),
-    ("documents", "archive_browse_uri", "TEXT"),
-    ("documents", "archive_download_uri", "TEXT"),
-]
-"""Columns the old add-columns-only migration added; old catalogs hold any subset of them."""
-
-
-def _unversioned_additions(conn: sqlite3.Connection) -> None:
-    """Step 2: everything added before numbered migrations, whatever part a catalog has.
-
-    Document-level FTS, saved answers, the context cache, the context and archive columns; the
-    status index dropped. The document FTS index is filled once for catalogs whose documents
-    predate it (the `documents_fts` meta flag, kept from the old code, says it was done); the
-    old `schema_version` meta row goes, since `PRAGMA user_version` is now the record.
+    Raw SQL (FTS5 virtual tables, triggers) goes to the driver as written: no bind-parameter
+    parsing of `:name`, and no `executescript`, which would commit the transaction first.
     """
-    sql_step(_UNVERSIONED_ADDITIONS)(conn)
-    for table, column, decl in _UNVERSIONED_COLUMNS:
-        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
-        if column not in have:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")  # names are ours
-    if conn.execute("SELECT 1 FROM meta WHERE key = 'documents_fts'").fetchone() is None:
-        conn.execute("INSERT INTO documents_fts(documents_fts) VALUES ('rebuild')")
-        conn.execute("INSERT INTO meta(key, value) VALUES ('documents_fts', '1')")
-    conn.execute("DELETE FROM meta WHERE key = 'schema_version'")
-
-
-_REPORTS = """
-CREATE TABLE IF NOT EXISTS reports (
-    report_id TEXT PRIMARY KEY,
-    title TEXT NOT NULL,
-    template TEXT NOT NULL,
-    brief TEXT NOT NULL DEFAULT '{}',
-    lenses TEXT NOT NULL DEFAULT '[]',
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS report_parts (
-    part_id TEXT PRIMARY KEY,
-    report_id TEXT NOT NULL REFERENCES reports(report_id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    header TEXT NOT NULL,
-    query TEXT NOT NULL,
-    kind TEXT NOT NULL DEFAULT 'section',
-    keywords TEXT NOT NULL DEFAULT '[]',
-    mood TEXT,
-    version INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_report_parts_report ON report_parts(report_id, position);
-
-CREATE TABLE IF NOT EXISTS report_part_versions (
-    part_id TEXT NOT NULL REFERENCES report_parts(part_id) ON DELETE CASCADE,
-    version INTEGER NOT NULL,
-    content TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (part_id, version)
-);
-
--- every passage a part version could cite, kept with it so its citations resolve after the
--- document is re-ingested (the chunk id then leaves the catalog)
-CREATE TABLE IF NOT EXISTS report_sources (
-    part_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    chunk_id TEXT NOT NULL,
-    doc_id TEXT,
-    source TEXT NOT NULL,
-    PRIMARY KEY (part_id, version, chunk_id),
-    FOREIGN KEY (part_id, version) REFERENCES report_part_versions(part_id, version)
-        ON DELETE CASCADE
-);
-CREATE INDEX IF NOT EXISTS idx_report_sources_chunk ON report_sources(chunk_id);
-"""
-"""Step 3: synthesized reports, their ordered parts, every version of a part (JSON) and the
-passages each version could cite. `IF NOT EXISTS` only so that re-running every step on a
-current catalog (as tests do for steps 1 and 2) stays harmless."""
-
-_CHATS = """
-CREATE TABLE IF NOT EXISTS conversations (
-    conversation_id TEXT PRIMARY KEY,
-    title TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_conversations_updated ON conversations(updated_at);
-
--- one row per question asked in a conversation; the answer itself (sources with their
--- passages, references) is a saved answer, so its citations resolve like any saved answer's
-CREATE TABLE IF NOT EXISTS conversation_turns (
-    conversation_id TEXT NOT NULL REFERENCES conversations(conversation_id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    answer_id TEXT NOT NULL,
-    retrieval_question TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, position)
-);
-CREATE INDEX IF NOT EXISTS idx_conversation_turns_answer ON conversation_turns(answer_id);
-"""
-"""Step 4: chat conversations (titles and ordered turns pointing at saved answers);
-`IF NOT EXISTS` for the same reason as step 3."""
-
-_PORTER_CHUNK_INDEX_DROP = """
-DROP TRIGGER IF EXISTS chunks_ai;
-DROP TRIGGER IF EXISTS chunks_ad;
-DROP TRIGGER IF EXISTS chunks_au;
-DROP TABLE IF EXISTS chunks_fts;
-"""
-
-_STEMMED_CHUNK_INDEX = """
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    fts_text, content='chunks', content_rowid='rowid',
-    tokenize='unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, fts_text) VALUES (new.rowid, new.fts_text);
-END;
-CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, fts_text)
-        VALUES ('delete', old.rowid, old.fts_text);
-END;
-CREATE TRIGGER chunks_au AFTER UPDATE OF fts_text ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, fts_text)
-        VALUES ('delete', old.rowid, old.fts_text);
-    INSERT INTO chunks_fts(rowid, fts_text) VALUES (new.rowid, new.fts_text);
-END;
-"""
+    conn = bind if isinstance(bind, sqlite3.Connection) else catalog_connection(bind)
+    for statement in sql_statements(script):
+        conn.execute(statement)
 
 
 def fill_fts_text(conn: sqlite3.Connection, batch: int = 2000) -> int:
@@ -374,60 +139,59 @@ def fill_fts_text(conn: sqlite3.Connection, batch: int = 2000) -> int:
         filled += len(rows)
 
 
-def _stemmed_chunk_index(conn: sqlite3.Connection) -> None:
-    """Step 5: the chunk index holds Snowball stems (`chunks.fts_text`), not porter's.
+class _Borrowed:
+    """The catalog's sqlite3 connection lent to SQLAlchemy for one migration.
 
-    The porter tokenizer stemmed the index one way while the rest of the library stems with
-    Snowball (`ragbench.lexical.stem`); now the catalog stems each chunk's words in Python
-    (`lexical.index_text`, kept in `chunks.fts_text`) and queries the same way, and FTS5 only
-    cuts and case-folds (`unicode61`). Existing chunks are stemmed here and the index rebuilt;
-    chunk texts, ids and vectors do not change, so nothing is re-embedded. The document-level
-    index (`documents_fts`, porter over the whole text) stays as it was.
-
-    A catalog that has the column already (steps rerun on a current catalog) is left alone.
+    SQLAlchemy closes the connections of its pool and registers `regexp()` and `floor()` on
+    each; neither may happen to the catalog's connection, which outlives the migration and
+    keeps SQLite's own functions. Cursors return plain tuples whatever the catalog's
+    `row_factory`. Everything else is the connection itself.
     """
-    if "fts_text" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
-        return
-    sql_step(_PORTER_CHUNK_INDEX_DROP)(conn)
-    conn.execute("ALTER TABLE chunks ADD COLUMN fts_text TEXT")
-    fill_fts_text(conn)  # before the triggers: theirs would 'delete' rows not yet indexed
-    sql_step(_STEMMED_CHUNK_INDEX)(conn)
-    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.sqlite = conn
+
+    def cursor(self) -> sqlite3.Cursor:
+        cursor = self.sqlite.cursor()
+        cursor.row_factory = None
+        return cursor
+
+    def create_function(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sqlite, name)
 
 
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "Catalog as first released: documents, chunks, chunk FTS5, embedding cache",
-              sql_step(_INITIAL)),
-    Migration(2, "Additions made before numbered migrations: document FTS5, saved answers, "
-                 "context cache, context and archive columns, no status index",
-              _unversioned_additions),
-    Migration(3, "Reports: reports, ordered parts, part versions and the passages they cite",
-              sql_step(_REPORTS)),
-    Migration(4, "Chats: conversations and their ordered turns (each a saved answer)",
-              sql_step(_CHATS)),
-    Migration(5, "Chunk full-text index of Snowball stems (chunks.fts_text), rebuilt",
-              _stemmed_chunk_index),
-)
-"""The schema, step by step; append new steps at the end (see the module docstring)."""
+@functools.cache
+def revision_chain(location: Path = MIGRATIONS_DIR) -> tuple[str, ...]:
+    """Every revision of the environment at `location`, oldest first (one linear chain)."""
+    from alembic.script import ScriptDirectory
 
-
-def check_steps(steps: Sequence[Migration]) -> int:
-    """The newest version of `steps`; raises ValueError unless they are numbered 1, 2, ... N."""
-    numbers = [s.version for s in steps]
-    if numbers != list(range(1, len(steps) + 1)):
-        raise ValueError(
-            f"migration steps must be numbered 1..{len(steps)} in order, got {numbers}"
-        )
-    return len(steps)
-
-
-SCHEMA_VERSION = check_steps(MIGRATIONS)
-"""The version a catalog has after `migrate`: the number of the last step."""
+    script = ScriptDirectory(str(location))
+    chain = [rev.revision for rev in script.walk_revisions("base", "heads")]
+    if len(script.get_heads()) != 1:
+        raise RuntimeError(f"SQLite catalog revisions must form one chain: {script.get_heads()}")
+    return tuple(reversed(chain))
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    """The catalog's schema version (`PRAGMA user_version`; 0 for a new or pre-migration file)."""
+    """`PRAGMA user_version`: the hand-written runner's step, now the count of revisions."""
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def schema_revision(conn: sqlite3.Connection) -> str | None:
+    """The catalog's Alembic revision; None when no Alembic run has recorded one (a new file,
+    or a catalog of the hand-written runner, whose `schema_version` tells its step).
+    """
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                    "AND name = 'alembic_version'").fetchone() is None:
+        return None
+    row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return str(row[0]) if row else None
 
 
 def _database_name(conn: sqlite3.Connection) -> str:
@@ -438,55 +202,92 @@ def _database_name(conn: sqlite3.Connection) -> str:
     return "?"
 
 
-def _refuse_newer(conn: sqlite3.Connection, found: int, newest: int) -> None:
-    """Raise `StoreError` when the catalog is at a version this code has no step for."""
-    if found > newest:
-        raise StoreError(
-            f"The catalog {_database_name(conn)} has schema version {found}, newer than this "
-            f"version of ragbench understands (1..{newest}); it was written by a newer ragbench. "
-            "Upgrade ragbench, or open another workspace."
-        )
-
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    """Roll back the step, unless SQLite already did (it does on some errors, e.g. disk full)."""
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
-
-
-def migrate(conn: sqlite3.Connection, steps: Sequence[Migration] = MIGRATIONS) -> list[int]:
-    """Bring the catalog to the newest version of `steps`; returns the versions applied.
-
-    Each step runs in its own `BEGIN IMMEDIATE` transaction with the `user_version` bump, and
-    the version is re-read inside it, so two processes opening an old catalog at once apply
-    each step once. A failing step is rolled back (the catalog stays at the previous version)
-    and re-raised; an SQLite error becomes a `StoreError` naming the step. A catalog newer
-    than `steps` raises `StoreError` before anything is written.
+def _starting_point(conn: sqlite3.Connection, chain: tuple[str, ...]) -> tuple[str | None, bool]:
+    """(revision the catalog is at, whether it must be stamped first); `StoreError` for a
+    catalog newer than `chain`. A catalog without a version table is at the legacy step its
+    `user_version` names (None: nothing yet, every revision runs).
     """
-    newest = check_steps(steps)
+    found = schema_revision(conn)
+    if found is not None:
+        if found not in chain:
+            raise StoreError(
+                f"The catalog {_database_name(conn)} is at schema revision {found}, which this "
+                f"version of ragbench does not know (it knows {chain[0]}..{chain[-1]}); it was "
+                "written by a newer ragbench. Upgrade ragbench, or open another workspace.")
+        return found, False
+    legacy = schema_version(conn)
+    if legacy == 0:
+        return None, False
+    if legacy not in LEGACY_REVISIONS:
+        raise StoreError(
+            f"The catalog {_database_name(conn)} has schema version {legacy}, newer than this "
+            f"version of ragbench understands (1..{len(chain)}); it was written by a newer "
+            "ragbench. Upgrade ragbench, or open another workspace.")
+    return LEGACY_REVISIONS[legacy], True
+
+
+def _config(connection: sa.Connection, location: Path) -> Any:
+    """The Alembic configuration of one run on `connection` (no alembic.ini)."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(location))
+    config.attributes["connection"] = connection
+    return config
+
+
+def migrate(conn: sqlite3.Connection, target: str = "head",
+            location: Path = MIGRATIONS_DIR) -> list[str]:
+    """Bring the catalog on `conn` to revision `target` (the newest by default); returns the
+    revisions applied, oldest first ([] when it was there already).
+
+    One `BEGIN IMMEDIATE` transaction (see the module docstring): a catalog of the hand-written
+    runner is stamped with its legacy revision, the pending revisions run, `user_version`
+    becomes the number of revisions applied, and all of it commits together. A failure rolls
+    everything back (the catalog keeps its revision) and is re-raised; an SQLite error becomes
+    a `StoreError` naming the revision that failed. A catalog newer than this code raises
+    `StoreError` before anything is written. `location` is another environment, for tests.
+    """
     if conn.in_transaction:
         raise RuntimeError("migrate needs a connection outside any transaction")
-    _refuse_newer(conn, schema_version(conn), newest)
-    applied: list[int] = []
-    for step in steps:
-        if step.version <= schema_version(conn):
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            found = schema_version(conn)  # another connection may have got here first
-            _refuse_newer(conn, found, newest)
-            if found < step.version:
-                step.apply(conn)
-                conn.execute(f"PRAGMA user_version = {int(step.version)}")
-                applied.append(step.version)
-        except sqlite3.Error as e:
-            _rollback(conn)
-            raise StoreError(
-                f"Migration step {step.version} ({step.description}) failed on the catalog "
-                f"{_database_name(conn)}, which stays at schema version {schema_version(conn)}: {e}"
-            ) from e
-        except BaseException:
-            _rollback(conn)
-            raise
-        conn.execute("COMMIT")
+    if target == "head" and location == MIGRATIONS_DIR and schema_revision(conn) == HEAD_REVISION:
+        return []  # the common case: current already
+
+    import sqlalchemy as sa
+    from alembic import command
+    from sqlalchemy.pool import NullPool
+
+    chain = revision_chain(location)
+    goal = chain[-1] if target == "head" else target
+    if goal not in chain:
+        raise ValueError(f"unknown SQLite catalog revision {target!r}")
+    start, stamp = _starting_point(conn, chain)  # refuse a newer catalog before the lock
+    if not stamp and start is not None and chain.index(start) >= chain.index(goal):
+        return []
+
+    engine = sa.create_engine("sqlite://", creator=lambda: _Borrowed(conn), poolclass=NullPool)
+    sa.event.listen(engine, "begin", lambda c: c.exec_driver_sql("BEGIN IMMEDIATE"))
+    applied: list[str] = []
+    try:
+        with engine.begin() as connection:  # COMMIT at the end, ROLLBACK on any exception
+            start, stamp = _starting_point(conn, chain)  # another opener may have got here
+            config = _config(connection, location)
+            config.attributes["applied"] = applied
+            if stamp and start is not None:
+                command.stamp(config, start)
+            if start is not None and chain.index(start) >= chain.index(goal):
+                return []  # at or past the goal (stamped, if it was a legacy catalog)
+            command.upgrade(config, goal)
+            conn.execute(f"PRAGMA user_version = {chain.index(goal) + 1}")
+    except (sqlite3.Error, sa.exc.DBAPIError) as e:
+        done = chain.index(applied[-1]) + 1 if applied else (
+            chain.index(start) + 1 if start is not None else 0)
+        failed = chain[done] if done < len(chain) else goal
+        error = e.orig if isinstance(e, sa.exc.DBAPIError) else e
+        raise StoreError(
+            f"Migration {failed} of the catalog {_database_name(conn)} failed and was rolled "
+            f"back; the catalog stays as it was (at {start or 'no revision'}, schema version "
+            f"{schema_version(conn)}): {error}") from e
+    finally:
+        engine.dispose()
     return applied

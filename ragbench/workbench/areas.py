@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast, get_args
+from typing import Protocol, cast, get_args
 
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.answerer import SourceOrder
@@ -49,6 +49,7 @@ from ragbench.models import (
 )
 from ragbench.retrieval import MODES
 from ragbench.retrieval.retriever import fts_level_for
+from ragbench.workbench.parts import WorkbenchParts
 from ragbench.workbench.passages import PassageView, passage_view
 from ragbench.workbench.results import (
     ArchiveBuild,
@@ -69,12 +70,9 @@ from ragbench.workbench.results import (
     WorkspaceStats,
 )
 
-if TYPE_CHECKING:
-    from ragbench.workbench.facade import Workbench
-
 
 class _Area:
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
 
 
@@ -289,8 +287,10 @@ class AnswersArea(_Area):
         return self._wb.answer_service.saved(limit)
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
-        """A cited chunk: live from the catalog, else the passage kept with a saved answer."""
-        return self._wb.answer_service.resolve_citation(chunk_id)
+        """A cited chunk: live from the catalog, else the passage kept with a report or a saved
+        answer (`wb.citations`, the same resolver as every face's).
+        """
+        return self._wb.citations.resolve(chunk_id)
 
     def passage(self, source: Source) -> PassageView:
         """What Chat shows for a cited source: its chunk and sentences, the document text
@@ -408,7 +408,7 @@ class ArchiveArea(_Area):
 class MaintenanceArea(_Area):
     """Consistency, versions, re-processing, backfill, backend status and model warm-up."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         super().__init__(wb)
         self._warm_lock = threading.Lock()
         self._warm_thread: threading.Thread | None = None
@@ -562,3 +562,15 @@ class MaintenanceArea(_Area):
             same = url.strip().rstrip("/") == settings.openai_base_url.strip().rstrip("/")
             api_key = settings.openai_api_key if same else ""
         return check_endpoint(url, api_key, timeout)
+
+
+class AnsweringParts(WorkbenchParts, Protocol):
+    """The parts plus the answers area: the chats and reports areas answer and resolve
+    citations through `wb.answers`, so contradictions, the LLM fallback and validation are the
+    facade's own.
+    """
+
+    @property
+    def answers(self) -> AnswersArea:
+        """The facade's answers area."""
+        ...

@@ -9,7 +9,6 @@ LLM fallback and citation validation are the same), saves the answer and appends
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from ragbench.answer import ChatResponse
 from ragbench.chats import (
@@ -24,15 +23,13 @@ from ragbench.chats.backends import open_conversations
 from ragbench.chats.store import title_of
 from ragbench.errors import GenerationStopped, InvalidRequestError, NotFoundError
 from ragbench.models import SearchFilters
-
-if TYPE_CHECKING:
-    from ragbench.workbench.facade import Workbench
+from ragbench.workbench.areas import AnsweringParts
 
 
 class ChatsArea:
     """Ask in a conversation; list, show, rename, delete and export conversations."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: AnsweringParts) -> None:
         self._wb = wb
         self.store = open_conversations(wb.catalog)
 

@@ -69,6 +69,7 @@ from ragbench.workbench.areas import (
     SearchArea,
 )
 from ragbench.workbench.chats import ChatsArea
+from ragbench.workbench.citations import CitationResolver
 from ragbench.workbench.jobs import JobsArea
 from ragbench.workbench.reports import ReportsArea
 
@@ -135,8 +136,12 @@ class Workbench:
         )
         self.answer_service = AnswerService(
             self.answerer, self.catalog, self.settings,
-            lambda ids, wide=False, places=False: self._contradictions_among(
+            lambda ids, wide=False, places=False: self.contradictions_among(
                 ids, neighbours=wide, places=places))
+
+        self.citations = CitationResolver(self.answer_service,
+                                          lambda: self.reports.service.store)
+        """The one citation resolver (live → report → saved answer) of every face."""
 
         self.library = LibraryArea(self)
         self.search = SearchArea(self)
@@ -264,7 +269,7 @@ class Workbench:
     def _graph_if_any(self) -> ContextGraph | None:
         return self.graph_service.current() if self.catalog.chunk_count() else None
 
-    def _contradictions_among(self, chunk_ids: Sequence[str], neighbours: bool = False,
+    def contradictions_among(self, chunk_ids: Sequence[str], neighbours: bool = False,
                               places: bool = False) -> list[Finding]:
         """Contradictions among an answer's retrieved chunks and the graph neighbours of the
         best `CONTRADICTION_SEEDS` of them (at most `CONTRADICTION_NEIGHBOURS`): a cited

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING
 
 from ragbench.errors import InvalidRequestError
 from ragbench.jobs import JobState, QueuedUploads
+from ragbench.workbench.parts import WorkbenchParts
 
 if TYPE_CHECKING:
     from ragbench.jobs.pgqueue import WorkerReport
-    from ragbench.workbench.facade import Workbench
 
 
 class JobsArea:
     """Uploads as jobs: submit, list, one job, run a worker."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
 
     @property

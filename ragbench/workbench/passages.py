@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from ragbench.answer import Source
 from ragbench.answer.anchors import ViewAnchor, anchor_in_view
 from ragbench.answer.saved import CitationTarget
+from ragbench.answer.sources import time_span
 from ragbench.errors import RagbenchError
 
 CONTEXT_CHARS = 400
@@ -122,6 +123,8 @@ def _where(source: Source, pages: list[int]) -> str:
     where = [f"lens {source.lens}", f"chunk {source.chunkIndex}"]
     if pages:  # of the highlighted sentences (a chunk may start on an earlier page)
         where.append(("page " if len(pages) == 1 else "pages ") + ", ".join(map(str, pages)))
+    if source.startTimestampMs is not None:  # a subtitle passage: when it is said
+        where.append(time_span(source.startTimestampMs, source.endTimestampMs))
     if source.sectionPath:
         where.append(source.sectionPath)
     if source.score:

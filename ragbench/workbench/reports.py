@@ -12,12 +12,11 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from ragbench.answer import Source
 from ragbench.answer.llm import ChatModel, UnavailableModel
 from ragbench.answer.saved import CitationTarget
-from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
+from ragbench.errors import InvalidRequestError, LLMError
 from ragbench.models import RetrievalResult
 from ragbench.reports import exports
 from ragbench.reports.backends import open_reports
@@ -35,25 +34,21 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
+from ragbench.workbench.areas import AnsweringParts
 from ragbench.workbench.passages import PassageView, passage_view
-
-if TYPE_CHECKING:
-    from ragbench.workbench.facade import Workbench
 
 TokenStream = Callable[[str, str], None]
 """on_token(part_id, delta): model text as it is written (LLM path only)."""
 
 
-class ReportCitationTarget(CitationTarget):
-    """Where a report's citation leads: live chunk, or the passage stored with the report."""
-
-    report_id: str | None = None
+ReportCitationTarget = CitationTarget
+"""A report citation's target (the one `CitationTarget`; the name is kept for callers)."""
 
 
 class ReportsArea:
     """Reports from templates; write, tune, reorder and export their parts."""
 
-    def __init__(self, wb: Workbench) -> None:
+    def __init__(self, wb: AnsweringParts) -> None:
         self._wb = wb
         self.options = GenerationOptions(
             citation_header=wb.settings.citation_header,
@@ -69,7 +64,7 @@ class ReportsArea:
         retriever.graph = wb.retriever.graph
         return ReportService(
             open_reports(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
-            wb._contradictions_among,
+            wb.contradictions_among,
             PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback,
                           wb.answerer.sentence_embedder, wb.catalog.word_rarity))
 
@@ -234,24 +229,9 @@ class ReportsArea:
                             read_view=wb.archive_folder.read_text,
                             read_original=wb.archive_folder.read_bytes, workspace=wb.workspace)
 
-    def resolve_citation(self, chunk_id: str) -> ReportCitationTarget:
-        """A cited chunk: live from the catalog, else the passage stored with a report (or a
-        saved answer), so report citations resolve after their document is re-ingested.
+    def resolve_citation(self, chunk_id: str) -> CitationTarget:
+        """A cited chunk: live from the catalog, else the passage stored with a report or a
+        saved answer, so report citations resolve after their document is re-ingested
+        (`wb.citations`, the same resolver as every face's).
         """
-        chunk_id = chunk_id.strip().lower()
-        if chunk_id not in self._wb.catalog.get_chunks([chunk_id]):
-            found = self.service.store.source_citing(chunk_id)
-            if found is not None:
-                report_id, s = found
-                return ReportCitationTarget(
-                    status="archived", chunk_id=chunk_id, doc_id=s.documentId,
-                    text=s.chunkText, start_char=s.startChar, end_char=s.endChar,
-                    source_id=s.sourceId, report_id=report_id,
-                    archive_browse_uri=s.archiveBrowseUri,
-                    archive_download_uri=s.archiveDownloadUri)
-        try:
-            target = self._wb.answers.resolve_citation(chunk_id)
-        except NotFoundError:
-            raise NotFoundError(f"unknown chunk id {chunk_id!r} (not in the catalog, a report "
-                                "or a saved answer)") from None
-        return ReportCitationTarget(**target.model_dump())
+        return self._wb.citations.resolve(chunk_id)

@@ -250,6 +250,27 @@ def _units(text: str, table_header: str | None = None,
     return units
 
 
+def _row_passage(text: str, start: int, end: int, kind: str, header: list[str] | None,
+                 heading: str) -> Passage:
+    """A table line as a passage: the header row as a label, a row as a statement with its
+    header (`row_statement`).
+    """
+    row = cells(text[start:end])
+    if kind == "header":
+        return Passage(" | ".join(c for c in row if c), start, end, "label", heading)
+    return Passage(row_statement(header, row), start, end, "row", heading)
+
+
+def _standalone(units: list[tuple[int, int, str, list[str] | None]], n: int, text: str) -> bool:
+    """Whether unit `n` stands alone (a paragraph between blank lines, or a one-line item),
+    so a short one may be a heading.
+    """
+    start, end, kind, _ = units[n]
+    return ((n == 0 or units[n - 1][2] == "blank")
+            and (n + 1 == len(units) or units[n + 1][2] == "blank")
+            and kind == "text") or (kind == "item" and "\n" not in text[start:end])
+
+
 def passages(text: str, table_header: str | None = None) -> list[Passage]:
     """Candidate passages of one chunk text, in reading order (see the module docstring);
     `table_header`: the header row of a table the chunk starts inside (`Chunk.table_header`).
@@ -262,20 +283,13 @@ def passages(text: str, table_header: str | None = None) -> list[Passage]:
         if kind in ("blank", "sep"):
             continue
         if kind in ("row", "header"):
-            row = cells(text[start:end])
             previous_content = None
-            if kind == "header":
-                out.append(Passage(" | ".join(c for c in row if c), start, end, "label",
-                                   heading))
-                continue
-            out.append(Passage(row_statement(header, row), start, end, "row", heading))
+            out.append(_row_passage(text, start, end, kind, header, heading))
             continue
         body = text[start:end].replace("\n", " ")
         prefix = _ITEM.match(body)
         offset = prefix.end() if prefix else 0
-        standalone = ((n == 0 or units[n - 1][2] == "blank")
-                      and (n + 1 == len(units) or units[n + 1][2] == "blank")
-                      and kind == "text") or (kind == "item" and "\n" not in text[start:end])
+        standalone = _standalone(units, n, text)
         spans = _split_sentences(body[offset:], start + offset)
         for k, (a, b) in enumerate(spans):
             raw = text[a:b]

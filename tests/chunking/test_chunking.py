@@ -246,8 +246,11 @@ def test_chunks_are_validated_models_with_their_own_lists():
                  ("heading", "Code"), ("code", "x = 1\n" * 40), ("table", "| a | b |\n" * 30)])
     chunks = chunk_document(doc, "d" * 16, 64, 8, lens="field")
     assert len(chunks) > 3
-    # context_header (ingest context) and table_header (`attach_table_headers`) come later
-    set_by_chunker = set(Chunk.model_fields) - {"context_header", "table_header"}
+    # context_header (ingest context) and table_header (`attach_table_headers`) come later;
+    # cue times and PDF boxes are set only for blocks that have them (none here)
+    set_by_chunker = set(Chunk.model_fields) - {"context_header", "table_header",
+                                                "start_timestamp_ms", "end_timestamp_ms",
+                                                "bbox_quad"}
     for c in chunks:
         assert type(c) is Chunk
         assert Chunk.model_validate(c.model_dump()) == c
@@ -309,3 +312,83 @@ def test_table_header_of_the_roadmap_at_512_tokens():
     assert chunks[1].text.startswith("| EU data residency |")
     assert chunks[1].table_header == "| Initiative | Milestone | Target | Status |"
     assert chunks[0].table_header is None
+
+
+# --- specs/003 citation.start/end_timestamp_ms and citation.bbox_quad ----------------------------
+
+
+def _subtitles(cues: int) -> bytes:
+    """A real SubRip file: cue n runs from 2.5 n s for 2 s and says a sentence about n."""
+    def stamp(ms: int) -> str:
+        return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+    return "\n".join(
+        f"{n}\n{stamp(2500 * n)} --> {stamp(2500 * n + 2000)}\n"
+        f"Cue number {n} says the pumps of line {n % 7} are checked at shift change.\n"
+        for n in range(1, cues + 1)).encode()
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(24, 0), (40, 12), (200, 30)])
+def test_subtitle_chunks_run_from_their_first_cue_start_to_their_last_cue_end(size, overlap):
+    from ragbench.parsers import parse_bytes
+
+    doc = parse_bytes(_subtitles(40), "talk.srt")
+    chunks = chunk_document(doc, "d" * 16, size, overlap)
+    assert len(chunks) > 1
+    for c in chunks:
+        cues = [b for b in doc.blocks if b.start_char < c.end_char and b.end_char > c.start_char]
+        assert c.start_timestamp_ms == cues[0].start_timestamp_ms
+        assert c.end_timestamp_ms == max(b.end_timestamp_ms or 0 for b in cues)
+        assert c.start_timestamp_ms < c.end_timestamp_ms
+        first = int(c.text.split("Cue number ", 1)[1].split()[0]) if c.text.startswith(
+            "Cue number") else None
+        if first is not None:  # the chunk starts at a cue: that cue's time, as written
+            assert c.start_timestamp_ms == 2500 * first
+    assert chunks[0].start_timestamp_ms == 2500
+    assert chunks[-1].end_timestamp_ms == 2500 * 40 + 2000
+
+
+def _placed_pdf(lines_per_page: int, pages: int) -> tuple[bytes, list[tuple]]:
+    """A PDF of numbered lines set by fpdf2 at known places: its bytes and, per line, (page,
+    text, x, baseline y in PDF points from the bottom, width)."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.set_font("Helvetica", size=11)
+    placed = []
+    for page in range(1, pages + 1):
+        pdf.add_page()
+        for i in range(lines_per_page):
+            n = (page - 1) * lines_per_page + i
+            text = f"Line {n} of the pump log: valve {n % 9} greased, seal {n % 5} checked."
+            x, y = 60 + 15 * (i % 3), 80 + 22 * i
+            pdf.text(x=x, y=y, text=text)
+            placed.append((page, text, x, pdf.h - y, pdf.get_string_width(text)))
+    return bytes(pdf.output()), placed
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(30, 0), (64, 16)])
+def test_pdf_chunks_have_the_box_of_the_lines_they_cover_on_their_first_page(size, overlap):
+    from ragbench.parsers import parse_bytes
+
+    data, placed = _placed_pdf(lines_per_page=12, pages=2)
+    doc = parse_bytes(data, "log.pdf")
+    chunks = chunk_document(doc, "d" * 16, size, overlap)
+    assert len(chunks) > 4
+    spans = [(page, doc.text.index(t), doc.text.index(t) + len(t), x, y, w)
+             for page, t, x, y, w in placed]
+    for c in chunks:
+        quad = c.bbox_quad
+        assert quad is not None and len(quad) == 4
+        xs, ys = [p["x"] for p in quad], [p["y"] for p in quad]
+        x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+        mine = [(x, y, w) for page, a, b, x, y, w in spans
+                if page == c.page_number and a < c.end_char and b > c.start_char]
+        assert mine, "a chunk touches some line of its first page"
+        for x, y, w in mine:  # every line it touches on that page lies in its box, whole
+            assert x0 - 0.1 <= x and x + w <= x1 + 0.1 and y0 <= y <= y1
+        assert (x0, y0) == pytest.approx((min(x for x, _, _ in mine),
+                                          min(y for _, y, _ in mine) - 11 * 0.25), abs=0.1)
+        others = [y for page, a, b, _, y, _ in spans
+                  if page == c.page_number and (a >= c.end_char or b <= c.start_char)]
+        assert not any(y0 <= y <= y1 for y in others)  # and no line it does not touch

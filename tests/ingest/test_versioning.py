@@ -256,7 +256,8 @@ def test_workspace_without_the_new_columns_keeps_opening(tmp_path, corpus):
         conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("UPDATE documents SET ingest_version = 1")
     conn.commit()
-    conn.execute("PRAGMA user_version = 0")  # as code before numbered migrations left it
+    conn.execute("DROP TABLE alembic_version")  # as code before numbered migrations left it:
+    conn.execute("PRAGMA user_version = 0")  # no Alembic record, no version
     conn.close()
     old = Workbench(ws, SMALL)  # migrates
     columns = {r[1] for r in old.catalog.conn.execute("PRAGMA table_info(chunks)")}

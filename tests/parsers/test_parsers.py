@@ -616,10 +616,10 @@ def test_eml_without_headers_or_body_is_empty() -> None:
 def test_supported_extensions_cover_all_formats() -> None:
     for ext in (".txt", ".md", ".html", ".htm", ".pdf", ".docx", ".pptx", ".xlsx", ".csv",
                 ".eml", ".json", ".jsonl", ".ipynb", ".xml", ".rss", ".atom", ".png", ".jpg",
-                ".jpeg", ".tif", ".tiff"):
+                ".jpeg", ".tif", ".tiff", ".vtt", ".srt"):
         assert ext in SUPPORTED_EXTENSIONS
     assert set(FORMATS) == {"txt", "md", "html", "pdf", "docx", "pptx", "xlsx", "csv", "eml",
-                            "msg", "json", "ipynb", "xml", "image"}
+                            "msg", "json", "ipynb", "xml", "image", "vtt", "srt"}
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,10 @@ def test_report_citations_resolve_after_reingest(corpus, tmp_path):
     assert target.status == "archived" and target.report_id == report.report_id
     assert target.text == db_chunks[old] and target.doc_id == db_doc.doc_id
     assert wb.reports.resolve_citation(other).status == "live"  # untouched document
+    # one resolver for every face: Chat's (answers) finds the report's passage too, and its
+    # passage view opens it
+    assert wb.answers.resolve_citation(old) == target
+    assert wb.citations.resolve(old.upper()) == target
     # the stored report still renders every citation
     again = wb.reports.get(report.report_id)
     assert old in {s.id for p in again.parts for s in p.current.sources if s.cited}

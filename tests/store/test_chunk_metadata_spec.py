@@ -1,20 +1,27 @@
 """specs/003's vector metadata: the fields it lists (`language`, `context_header`,
-`contextual_summary_ref`, `citation.line_number`, `table_row` / `table_col`), retrieval results
-with slide, sheet, row and column, and its property test: metadata JSON-safe and small."""
+`contextual_summary_ref`, `citation.line_number`, `table_row` / `table_col`,
+`citation.start_timestamp_ms` / `end_timestamp_ms` of subtitles, `citation.bbox_quad` of PDF
+chunks), retrieval results with slide, sheet, row, column and time, and its property test:
+metadata JSON-safe and small."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import statistics
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench.answer.answerer import source_of
+from ragbench.answer.sources import source_line
 from ragbench.config import Settings
 from ragbench.ingest.ingestor import CONTEXT_HEADER_MAX, summary_ref, vector_meta
 from ragbench.ingest.language import detect_language
+from ragbench.models import IngestReport, box_quad
 from ragbench.workbench import Workbench
 
 MAX_META_BYTES = 2048
@@ -42,8 +49,48 @@ def _deck() -> bytes:
     return out.getvalue()
 
 
+BRIEFING_VTT = """WEBVTT
+
+00:00:01.000 --> 00:00:04.500
+<v Alice>Welcome to the Osprey pump safety briefing.
+
+00:00:05.000 --> 00:00:09.250
+Valves on line two are greased every month and checked on Fridays.
+
+00:01:02.250 --> 00:01:30.000
+The night shift logs every pressure reading in the Osprey binder before handing over.
+"""
+SHIFT_CUES = [(1000 * 7 * n, 1000 * 7 * n + 5500,
+               f"At minute {n} the crew inspects seal {n} of the Osprey pumps and notes wear.")
+              for n in range(12)]
+
+
+def _srt(cues: list[tuple[int, int, str]]) -> str:
+    def stamp(ms: int) -> str:
+        return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+    return "\n".join(f"{n}\n{stamp(a)} --> {stamp(b)}\n{text}\n"
+                     for n, (a, b, text) in enumerate(cues, start=1))
+
+
+PDF_LINES = [(72, 100 + 20 * i, f"Osprey inspection note {i}: the valve seals of pump {i} hold.")
+             for i in range(14)]
+"""Lines of the test PDF: (x, y from the page top, text), all in points, Helvetica 11."""
+
+
+def _pdf() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for x, y, text in PDF_LINES:
+        pdf.text(x=x, y=y, text=text)
+    return bytes(pdf.output())
+
+
 @pytest.fixture(scope="module")
-def wb(tmp_path_factory) -> Workbench:
+def ingested(tmp_path_factory) -> tuple[Workbench, IngestReport]:
     root = tmp_path_factory.mktemp("meta")
     docs = root / "docs"
     docs.mkdir()
@@ -51,10 +98,18 @@ def wb(tmp_path_factory) -> Workbench:
     (docs / "zeitplan.md").write_text(GERMAN)
     (docs / "sheet.csv").write_text("milestone,date\nOsprey launch,May 2026\npilot,March 2026\n")
     (docs / "deck.pptx").write_bytes(_deck())
+    (docs / "briefing.vtt").write_text(BRIEFING_VTT)
+    (docs / "shift.srt").write_text(_srt(SHIFT_CUES))
+    (docs / "broken.srt").write_text("1\n00:00:01,000 to 00:00:02,000\nNo arrow here.\n")
+    (docs / "log.pdf").write_bytes(_pdf())
     workbench = Workbench(root / "ws", Settings(chunk_size=48, chunk_overlap=8,
                                                 contextual_embeddings=True))
-    workbench.library.ingest([docs], root=docs)
-    return workbench
+    return workbench, workbench.library.ingest([docs], root=docs)
+
+
+@pytest.fixture(scope="module")
+def wb(ingested) -> Workbench:
+    return ingested[0]
 
 
 def _rows(wb: Workbench) -> dict[str, dict]:
@@ -108,6 +163,71 @@ def test_retrieval_results_carry_slide_sheet_and_row(wb):
     assert plan.slide_number is None and plan.sheet_name is None
 
 
+def _quad_box(quad: list[dict]) -> tuple[float, float, float, float]:
+    xs, ys = [p["x"] for p in quad], [p["y"] for p in quad]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+@pytest.mark.integration
+def test_subtitle_chunks_carry_their_cue_times_and_a_malformed_file_fails_alone(ingested):
+    """Real .vtt and .srt files through the ingest pipeline: every chunk's catalog metadata
+    and Chroma metadata hold the start of its first cue and the end of its last
+    (`citation.start_timestamp_ms` / `end_timestamp_ms`); the malformed .srt of the same batch
+    fails with a clear error and the rest is stored."""
+    wb, report = ingested
+    by_path = {Path(f.path).name: f for f in report.files}
+    assert by_path["broken.srt"].status == "failed"
+    assert "malformed SubRip file" in (by_path["broken.srt"].error or "")
+    assert all(f.status == "inserted" for name, f in by_path.items() if name != "broken.srt")
+    rows = _rows(wb)
+    stored = wb.vectors.get_metadata(list(rows))
+    cues = {"briefing.vtt": [(1000, 4500), (5000, 9250), (62250, 90000)],
+            "shift.srt": [(a, b) for a, b, _ in SHIFT_CUES]}
+    for name, times in cues.items():
+        chunks = sorted((r for r in rows.values() if r["file_name"] == name),
+                        key=lambda r: r["chunk_index"])
+        assert len(chunks) > (1 if name == "shift.srt" else 0)
+        for row in chunks:
+            extra = json.loads(row["metadata"])
+            meta = stored[row["chunk_id"]]
+            start, end = extra["start_timestamp_ms"], extra["end_timestamp_ms"]
+            assert (meta["citation.start_timestamp_ms"], meta["citation.end_timestamp_ms"]) == (
+                start, end)
+            assert (start, end) in {(a, d) for i, (a, _) in enumerate(times)
+                                    for _, d in times[i:]}  # a cue's start, a later cue's end
+        assert extra["end_timestamp_ms"] == times[-1][1]  # the last chunk ends with the last cue
+        first = json.loads(chunks[0]["metadata"])
+        assert first["start_timestamp_ms"] == times[0][0]
+    hits = [h for h in wb.search.query("night shift pressure reading binder", mode="fts")
+            if h.file_name == "briefing.vtt"]
+    assert hits and hits[0].start_timestamp_ms is not None
+    assert hits[0].end_timestamp_ms == 90000
+    # a cited subtitle passage shows its time range where a page would be
+    source = source_of(hits[0], 1)
+    line = source_line(source)
+    assert re.search(r" \| t=\d\d:\d\d:\d\d–00:01:30 \| \[View\]", line), line
+    assert "p." not in line and source.describe().endswith("–00:01:30")
+
+
+@pytest.mark.integration
+def test_pdf_chunks_carry_the_box_of_their_lines(ingested):
+    """A PDF with lines at known places (fpdf2), ingested: each chunk's `bbox_quad` (catalog
+    metadata, and `citation.bbox_quad` JSON text in Chroma) holds the lines it covers."""
+    wb, _ = ingested
+    rows = [r for r in _rows(wb).values() if r["file_name"] == "log.pdf"]
+    stored = wb.vectors.get_metadata([r["chunk_id"] for r in rows])
+    assert len(rows) > 2
+    page_height = 841.89  # A4 in points; fpdf2 measures y from the top
+    for row in rows:
+        quad = json.loads(row["metadata"])["bbox_quad"]
+        assert len(quad) == 4 and json.loads(stored[row["chunk_id"]]["citation.bbox_quad"]) == quad
+        x0, y0, x1, y1 = _quad_box(quad)
+        whole = [(x, page_height - y) for x, y, text in PDF_LINES if text in row["text"]]
+        assert whole
+        for x, baseline in whole:
+            assert x0 <= x < x1 and y0 < baseline < y1
+
+
 @pytest.mark.integration
 def test_vector_metadata_is_json_safe_and_small(wb):
     """The workspace's metadata: scalars only, JSON round-trips, under the bound."""
@@ -131,9 +251,11 @@ _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_si
 @given(text=_text, header=_text, section=st.text(max_size=120), name=st.text(max_size=120),
        chunk_type=st.sampled_from(["text", "table", "list", "code", "heading", "media"]),
        page=st.none() | st.integers(0, 10**6), row=st.none() | st.integers(0, 10**6),
-       sheet=st.none() | st.text(max_size=31), summary=st.none() | _text)
+       sheet=st.none() | st.text(max_size=31), summary=st.none() | _text,
+       times=st.none() | st.tuples(st.integers(0, 10**10), st.integers(0, 10**10)),
+       box=st.none() | st.tuples(*[st.floats(-1e5, 1e5, allow_nan=False)] * 4))
 def test_vector_meta_is_json_safe_and_bounded(text, header, section, name, chunk_type, page,
-                                              row, sheet, summary):
+                                              row, sheet, summary, times, box):
     """specs/003's property test: any chunk gives flat JSON-safe metadata under the bound
     (texts and summaries never enter it; the header is cut; names and sections are short)."""
     chunk = {"doc_id": "d" * 16, "lens": "default", "chunk_index": 0, "total_chunks": 1,
@@ -141,7 +263,16 @@ def test_vector_meta_is_json_safe_and_bounded(text, header, section, name, chunk
              "section_path": section, "page_number": page, "line_from": 1, "text": text,
              "embedding_text": text, "context_header": header, "context_summary": summary,
              "metadata": json.dumps({"row_number": row, "sheet_name": sheet})}
+    if times is not None:
+        chunk["start_timestamp_ms"], chunk["end_timestamp_ms"] = times
+    if box is not None:
+        chunk["bbox_quad"] = box_quad(box)
     meta = vector_meta(chunk, name)
+    assert meta.get("citation.start_timestamp_ms") == (times[0] if times else None)
+    assert meta.get("citation.end_timestamp_ms") == (times[1] if times else None)
+    assert ("citation.bbox_quad" in meta) == (box is not None)
+    if box is not None:  # four {x, y} corners as compact JSON text, the box's own
+        assert json.loads(meta["citation.bbox_quad"]) == box_quad(box)
     assert all(isinstance(v, str | int | float | bool) for v in meta.values())
     encoded = json.dumps(meta, ensure_ascii=False, allow_nan=False)
     assert json.loads(encoded) == meta

@@ -1,14 +1,18 @@
-"""Numbered catalog migrations: fresh catalogs, upgrades of catalogs made by the old code,
-idempotence, refusal of a newer catalog, and atomic steps.
+"""Alembic migrations of the SQLite catalog: a new catalog has exactly the schema the
+hand-written runner made, catalogs made by that runner (every schema version it wrote, 0 to 5)
+are stamped and upgraded with their data searchable, a newer catalog is refused, and an upgrade
+that fails leaves the file as it was.
 
-The old schema is frozen below as the code before numbered migrations wrote it
-(`git show HEAD~3:ragbench/store/schema.py`, commit 5d3da6d): its DDL, its add-columns-only
-`migrate` and what its `Catalog.__init__` recorded in `meta`. Those catalogs never set
+The old code is frozen: `tests/store/legacy_schema.py` is the hand-written runner verbatim
+(commit b75ddea), and the DDL below is the code from before numbered migrations
+(`git show HEAD~3:ragbench/store/schema.py` at commit 5d3da6d): its add-columns-only `migrate`
+and what its `Catalog.__init__` recorded in `meta`. Those catalogs never set
 `PRAGMA user_version`, so they are found at version 0, with any subset of the added columns.
 """
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import threading
 from pathlib import Path
@@ -21,19 +25,21 @@ from ragbench.store import schema
 from ragbench.store.catalog import Catalog
 from ragbench.store.schema import (
     INGEST_VERSIONS,
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    Migration,
-    check_steps,
+    LEGACY_REVISIONS,
+    MIGRATIONS_DIR,
     migrate,
+    revision_chain,
+    schema_revision,
     schema_version,
     sql_statements,
-    sql_step,
 )
+from tests.store import legacy_schema as legacy
 
 pytestmark = pytest.mark.unit
 
-# --- the old code, frozen -------------------------------------------------------------------
+HEAD = revision_chain()[-1]
+
+# --- the code before numbered migrations, frozen ----------------------------------------------
 
 OLD_ADDED_COLUMNS: list[tuple[str, str, str]] = [
     ("documents", "context_summary", "TEXT"),
@@ -246,31 +252,79 @@ def check_old_rows_readable(catalog: Catalog) -> None:
     assert catalog.fts_integrity()
 
 
-# --- fresh catalogs -------------------------------------------------------------------------
+def legacy_catalog(path: Path, version: int) -> sqlite3.Connection:
+    """A catalog as the hand-written runner left it at schema `version` (1..5); at 5, with the
+    ingest versions its `Catalog.__init__` wrote."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert legacy.migrate(conn, legacy.MIGRATIONS[:version]) == list(range(1, version + 1))
+    if version == legacy.SCHEMA_VERSION:
+        conn.executemany("INSERT OR IGNORE INTO ingest_versions(version, description, "
+                         "breaking_changes) VALUES (?, ?, ?)",
+                         [(v, d, int(b)) for v, d, b in legacy.INGEST_VERSIONS])
+    return conn
 
 
-def test_steps_are_numbered_and_schema_version_is_the_last() -> None:
-    assert [s.version for s in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
-    assert SCHEMA_VERSION == MIGRATIONS[-1].version == len(MIGRATIONS)
+def rows(conn: sqlite3.Connection, query: str) -> list[tuple[Any, ...]]:
+    """The rows of `query` as tuples, whatever the connection's `row_factory`."""
+    return [tuple(r) for r in conn.execute(query)]
 
 
-def test_fresh_catalog_is_created_at_newest_version(tmp_path: Path) -> None:
+def master(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
+    """Every schema object with the SQL SQLite keeps for it, but Alembic's version table."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master "
+        "WHERE tbl_name != 'alembic_version' ORDER BY type, name")]
+
+
+def add_report_and_chat(conn: sqlite3.Connection) -> None:
+    """A report with one cited passage (schema version 3) and a chat turn (version 4)."""
+    if schema_version(conn) >= 3:
+        conn.execute("INSERT INTO reports VALUES ('r1', 'T', 'roadmap', '{}', '[]', 't', 't')")
+        conn.execute("INSERT INTO report_parts VALUES ('p1', 'r1', 1, 'H', 'q', 'section', "
+                     "'[]', NULL, 1, 't', 't')")
+        conn.execute("INSERT INTO report_part_versions VALUES ('p1', 1, '{}', 't')")
+        conn.execute("INSERT INTO report_sources VALUES ('p1', 1, 'c1', 'd1', '{}')")
+    if schema_version(conn) >= 4:
+        conn.execute("INSERT INTO conversations VALUES ('k1', 'Pricing', 't', 't')")
+        conn.execute("INSERT INTO conversation_turns VALUES ('k1', 1, 'a1', 'q', 't')")
+
+
+# --- the chain and new catalogs -------------------------------------------------------------
+
+
+def test_revisions_are_one_chain_starting_with_the_legacy_steps() -> None:
+    chain = revision_chain()
+    assert chain[:5] == ("s0001", "s0002", "s0003", "s0004", "s0005")
+    assert [LEGACY_REVISIONS[n] for n in range(1, legacy.SCHEMA_VERSION + 1)] == list(chain[:5])
+    assert schema.HEAD_REVISION == chain[-1]  # the fast path of an open knows the head
+
+
+def test_new_catalog_schema_is_exactly_what_the_hand_written_runner_made(tmp_path: Path) -> None:
+    """The port is exact: every table, index, FTS5 table and trigger with the same SQL text, and
+    the same `user_version`; only Alembic's version table is new."""
+    old = legacy_catalog(tmp_path / "old.db", legacy.SCHEMA_VERSION)
+    catalog = Catalog(tmp_path / "ws" / "catalog.sqlite")
+    new = catalog.conn
+    assert len(master(old)) > 30
+    assert master(new) == master(old)
+    assert schema_version(new) == schema_version(old) == 5
+    assert schema_revision(new) == HEAD and schema_revision(old) is None
+    assert {r[0] for r in new.execute("SELECT name FROM sqlite_master WHERE tbl_name = "
+                                      "'alembic_version'")} <= {
+        "alembic_version", "sqlite_autoindex_alembic_version_1"}
+    for query in ("SELECT version, description, breaking_changes FROM ingest_versions",
+                  "SELECT * FROM meta"):
+        assert rows(new, query) == rows(old, query)
+    assert old.execute("SELECT * FROM meta").fetchall() == [("documents_fts", "1")]
+
+
+def test_fresh_catalog_works_end_to_end(tmp_path: Path) -> None:
     catalog = Catalog(tmp_path / "ws" / "catalog.db")
-    conn = catalog.conn
-    assert schema_version(conn) == SCHEMA_VERSION
-    got = shape(conn)
-    for table in ("meta", "ingest_versions", "documents", "chunks", "chunks_fts",
-                  "documents_fts", "answers", "context_cache", "embedding_cache"):
-        assert table in got["tables"], table
-    for table, column, _ in OLD_ADDED_COLUMNS:
-        assert column in got["tables"][table], f"{table}.{column}"
-    assert ("index", "idx_documents_status") not in got["others"]
     assert [v["version"] for v in catalog.ingest_versions()] == [
         v for v, _, _ in INGEST_VERSIONS]
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() is None
-    # the catalog works end to end at that version; rows written around it (raw SQL, so no
-    # stemmed `fts_text`) are not in the full-text index until a rebuild stems them, which is
-    # what `ragbench doctor` does when `fts_integrity` says so
+    # rows written around the catalog (raw SQL, so no stemmed `fts_text`) are not in the
+    # full-text index until a rebuild stems them, which is what `ragbench doctor` does when
+    # `fts_integrity` says so
     with catalog.transaction() as tx:
         add_old_rows(tx)
     assert not catalog.fts_integrity()
@@ -279,27 +333,78 @@ def test_fresh_catalog_is_created_at_newest_version(tmp_path: Path) -> None:
 
 
 def test_fresh_catalog_has_every_object_the_old_code_made(tmp_path: Path) -> None:
-    """Nothing the code used before numbered migrations is lost, nor changed but by step 5:
+    """Nothing the code used before numbered migrations is lost, nor changed but by s0005:
     the chunk index reads the stemmed copy of the text (`chunks.fts_text`)."""
     old = old_code_catalog(tmp_path / "old.db")
     old_shape = shape(old)
     old_shape["tables"]["chunks"]["fts_text"] = ("TEXT", 0, None, 0)
     old_shape["tables"]["chunks_fts"] = {"fts_text": ("", 0, None, 0)}
     new_shape = fresh_shape(tmp_path)
-    # what later steps added (3: reports, 4: chats) is new, not something the old code made
-    later = ("report", "idx_report", "conversation", "idx_conversation")
+    # what later steps added (reports, chats, Alembic's record) is new
+    later = ("report", "idx_report", "conversation", "idx_conversation", "alembic_version")
     new_shape["tables"] = {k: v for k, v in new_shape["tables"].items()
                            if not k.startswith(later)}
     new_shape["others"] = [o for o in new_shape["others"] if not o[1].startswith(later)]
     assert old_shape == new_shape
 
 
-# --- upgrades of catalogs made by the old code ----------------------------------------------
+# --- upgrades of catalogs made by the hand-written runner -----------------------------------
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+def test_hand_written_runner_catalog_is_stamped_and_upgraded(tmp_path: Path,
+                                                              version: int) -> None:
+    """A catalog at the old runner's version N is stamped `s000N` and gets only the later
+    revisions, one after another; its rows stay, full-text search finds them (stemmed, as the
+    catalog searches), and its schema is then the new catalog's, object for object."""
+    path = tmp_path / "ws" / "catalog.sqlite"
+    path.parent.mkdir()
+    old = legacy_catalog(path, version)
+    add_old_rows(old, answers=version >= 2)
+    if version == 5:  # as that code's catalog stored chunks: with their stemmed copy, indexed
+        legacy.fill_fts_text(old)
+        old.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+    add_report_and_chat(old)
+    old.execute("INSERT INTO context_cache(key, summary) VALUES ('k', 'a summary')") \
+        if version >= 2 else None
+    old.close()
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn) == list(revision_chain()[version:])
+    assert schema_revision(conn) == HEAD and schema_version(conn) == len(revision_chain())
+    conn.close()
+
+    catalog = Catalog(path)
+    assert master(catalog.conn) == master(Catalog(tmp_path / "fresh.db").conn)
+    check_old_rows_readable(catalog)
+    assert rows(catalog.conn, "SELECT text, fts_text FROM chunks ORDER BY rowid") == [
+        ("Aardvarks dig burrows.", "aardvark dig burrow"),
+        ("Pangolins eat termites.", "pangolin eat termit")]
+    if version >= 2:
+        assert catalog.get_answer("a1") is not None
+    if version >= 3:
+        assert rows(catalog.conn, "SELECT chunk_id FROM report_sources") == [("c1",)]
+    if version >= 4:
+        assert rows(catalog.conn, "SELECT answer_id FROM conversation_turns") == [("a1",)]
+    assert [v["version"] for v in catalog.ingest_versions()] == [
+        v for v, _, _ in INGEST_VERSIONS]
+
+
+def test_a_stamped_catalog_opens_without_running_anything_again(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.db"
+    legacy_catalog(path, 3).close()
+    first = sqlite3.connect(path, isolation_level=None)
+    assert migrate(first) == ["s0004", "s0005"]
+    before = master(first)
+    assert migrate(first) == []
+    assert master(first) == before and schema_revision(first) == HEAD
 
 
 @pytest.mark.parametrize("columns", [len(OLD_ADDED_COLUMNS), 3, 0])
 @pytest.mark.parametrize("user_version", [0, 1])
 def test_old_code_catalog_upgrades(tmp_path: Path, columns: int, user_version: int) -> None:
+    """Catalogs from before numbered migrations: user_version 0 runs every revision (s0001 and
+    s0002 add only what is missing); 1 is stamped s0001 and runs the rest."""
     path = tmp_path / "ws" / "catalog.db"
     path.parent.mkdir()
     old = old_code_catalog(path, columns)
@@ -308,12 +413,13 @@ def test_old_code_catalog_upgrades(tmp_path: Path, columns: int, user_version: i
     old.close()
 
     catalog = Catalog(path)
-    assert schema_version(catalog.conn) == SCHEMA_VERSION
+    assert schema_revision(catalog.conn) == HEAD
+    assert schema_version(catalog.conn) == len(revision_chain())
     assert shape(catalog.conn) == fresh_shape(tmp_path)
     check_old_rows_readable(catalog)
     assert catalog.get_answer("a1") is not None
     meta = dict(catalog.conn.execute("SELECT key, value FROM meta").fetchall())
-    assert meta == {"documents_fts": "1"}  # user_version is the record now
+    assert meta == {"documents_fts": "1"}  # the old schema_version row is gone
     # the added columns are usable: write through them and read back
     with catalog.transaction() as tx:
         tx.execute("UPDATE documents SET archive_path = 'field/a.md', ingest_settings = '{}'")
@@ -329,7 +435,7 @@ def test_first_release_catalog_upgrades_and_fills_document_index(tmp_path: Path)
     old.close()
 
     catalog = Catalog(path)
-    assert schema_version(catalog.conn) == SCHEMA_VERSION
+    assert schema_revision(catalog.conn) == HEAD
     assert shape(catalog.conn) == fresh_shape(tmp_path)
     # documents stored before the document-level index existed are found by it
     hits = catalog.conn.execute(
@@ -340,7 +446,8 @@ def test_first_release_catalog_upgrades_and_fills_document_index(tmp_path: Path)
 
 
 def test_upgrade_survives_a_reopen_by_each_thread(tmp_path: Path) -> None:
-    """Old catalog opened by several catalogs at once: each step is applied exactly once."""
+    """An old catalog opened by several catalogs at once: it is upgraded once, no opener
+    fails (the second waits for the first's BEGIN IMMEDIATE, then finds it current)."""
     path = tmp_path / "catalog.db"
     old = old_code_catalog(path, columns=2)
     add_old_rows(old)
@@ -360,18 +467,16 @@ def test_upgrade_survives_a_reopen_by_each_thread(tmp_path: Path) -> None:
         t.join()
     assert errors == []
     catalog = Catalog(path)
-    assert schema_version(catalog.conn) == SCHEMA_VERSION
+    assert schema_revision(catalog.conn) == HEAD
+    assert rows(catalog.conn, "SELECT COUNT(*) FROM alembic_version") == [(1,)]
     check_old_rows_readable(catalog)
-
-
-# --- idempotence ----------------------------------------------------------------------------
 
 
 def test_migrate_is_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
     old = old_code_catalog(path, columns=4)
     add_old_rows(old)
-    assert migrate(old) == list(range(1, SCHEMA_VERSION + 1))
+    assert migrate(old) == list(revision_chain())
     before = shape(old)
     assert migrate(old) == []
     assert migrate(old) == []
@@ -384,14 +489,16 @@ def test_migrate_is_idempotent(tmp_path: Path) -> None:
         catalog.close()
 
 
-def test_legacy_steps_can_rerun_on_a_current_catalog(tmp_path: Path) -> None:
-    """Steps 1 and 2 meet catalogs that already hold part of them: rerunning is harmless."""
+def test_legacy_revisions_can_rerun_on_a_current_catalog(tmp_path: Path) -> None:
+    """s0001 and s0002 meet catalogs that already hold part of them: rerunning every revision
+    on a current catalog (its record removed) is harmless."""
     conn = sqlite3.connect(tmp_path / "catalog.db", isolation_level=None)
     migrate(conn)
     add_old_rows(conn)
     before = shape(conn)
+    conn.execute("DROP TABLE alembic_version")
     conn.execute("PRAGMA user_version = 0")
-    assert migrate(conn) == list(range(1, SCHEMA_VERSION + 1))
+    assert migrate(conn) == list(revision_chain())
     assert shape(conn) == before
     assert conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 2
 
@@ -399,106 +506,90 @@ def test_legacy_steps_can_rerun_on_a_current_catalog(tmp_path: Path) -> None:
 # --- a newer catalog ------------------------------------------------------------------------
 
 
-def test_newer_catalog_is_refused_and_left_untouched(tmp_path: Path) -> None:
+def test_catalog_at_an_unknown_revision_is_refused_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
     Catalog(path).close()
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    before = shape(conn)
+    conn.execute("UPDATE alembic_version SET version_num = 's9999'")
+    before = (shape(conn), master(conn))
     conn.close()
 
     with pytest.raises(StoreError) as info:
         Catalog(path)
     message = str(info.value)
     assert isinstance(info.value, RagbenchError)
-    assert str(path) in message
-    assert f"schema version {SCHEMA_VERSION + 1}" in message
-    assert f"1..{SCHEMA_VERSION}" in message and "newer" in message
+    assert str(path) in message and "s9999" in message and "newer" in message
+    assert f"s0001..{HEAD}" in message
 
     conn = sqlite3.connect(path, isolation_level=None)
-    assert schema_version(conn) == SCHEMA_VERSION + 1
-    assert shape(conn) == before
+    assert schema_revision(conn) == "s9999"
+    assert (shape(conn), master(conn)) == before
 
 
-# --- steps: order, atomicity, adding one ----------------------------------------------------
-
-
-def test_steps_run_in_order_each_in_its_transaction(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
-    seen: list[tuple[int, bool]] = []
-
-    def record(version: int, sql: str):
-        def apply(c: sqlite3.Connection) -> None:
-            seen.append((schema_version(c), c.in_transaction))
-            c.execute(sql)
-        return Migration(version, f"step {version}", apply)
-
-    steps = [
-        record(1, "CREATE TABLE a (x INTEGER)"),
-        record(2, "ALTER TABLE a ADD COLUMN y TEXT"),  # needs step 1 first
-        record(3, "CREATE INDEX a_y ON a(y)"),  # needs step 2 first
-    ]
-    assert migrate(conn, steps) == [1, 2, 3]
-    assert seen == [(0, True), (1, True), (2, True)]
-    assert schema_version(conn) == 3
-    assert not conn.in_transaction
-
-
-def test_failing_step_leaves_version_and_schema_unchanged(tmp_path: Path) -> None:
+def test_catalog_of_a_newer_hand_written_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
-    Catalog(path).close()
+    conn = legacy_catalog(path, 5)
+    conn.execute("PRAGMA user_version = 6")
+    conn.close()
+    with pytest.raises(StoreError, match="schema version 6, newer"):
+        Catalog(path)
     conn = sqlite3.connect(path, isolation_level=None)
-    before = shape(conn)
-
-    def half_then_fail(c: sqlite3.Connection) -> None:
-        c.execute("CREATE TABLE chats (chat_id TEXT PRIMARY KEY)")
-        c.execute("ALTER TABLE documents ADD COLUMN chat_id TEXT")
-        raise RuntimeError("boom in the middle of the step")
-
-    steps = (*MIGRATIONS, Migration(SCHEMA_VERSION + 1, "chats", half_then_fail))
-    with pytest.raises(RuntimeError, match="boom"):
-        migrate(conn, steps)
-    assert schema_version(conn) == SCHEMA_VERSION
-    assert shape(conn) == before
-    assert not conn.in_transaction
+    assert schema_version(conn) == 6 and schema_revision(conn) is None
 
 
-def test_failing_sql_step_is_a_store_error_naming_the_step(tmp_path: Path) -> None:
+# --- failures roll the whole upgrade back ---------------------------------------------------
+
+
+def test_a_failing_revision_rolls_back_the_whole_upgrade(tmp_path: Path) -> None:
+    """A version-2 catalog where s0004 cannot run (a `conversations` table of its own without
+    `updated_at`): s0003 ran first and is rolled back with it; nothing is stamped; the file is
+    exactly as it was and opens once the obstacle is gone."""
     path = tmp_path / "catalog.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    good = Migration(1, "make t", sql_step("CREATE TABLE t (x INTEGER);"))
-    bad = Migration(2, "add reports", sql_step(
-        "CREATE TABLE reports (id TEXT);\nINSERT INTO no_such_table VALUES (1);"
-    ))
+    old = legacy_catalog(path, 2)
+    add_old_rows(old)
+    old.execute("CREATE TABLE conversations (x TEXT)")
+    before = (master(old), old.execute("SELECT * FROM chunks").fetchall())
+    old.close()
+
     with pytest.raises(StoreError) as info:
-        migrate(conn, [good, bad])
+        Catalog(path)
     message = str(info.value)
-    assert "step 2 (add reports)" in message and str(path) in message
-    assert "stays at schema version 1" in message and "no_such_table" in message
-    assert schema_version(conn) == 1  # step 1 was committed on its own
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert "t" in names and "reports" not in names
+    assert "Migration s0004" in message and str(path) in message
+    assert "rolled back" in message and "stays as it was (at s0002" in message
+    assert "updated_at" in message
 
-
-def test_a_new_step_upgrades_a_current_catalog(tmp_path: Path) -> None:
-    """How the next engineer adds step N+1: append it; existing catalogs get only that one."""
-    path = tmp_path / "catalog.db"
-    Catalog(path).close()
     conn = sqlite3.connect(path, isolation_level=None)
-    chats = Migration(SCHEMA_VERSION + 1, "chats", sql_step("""
-        CREATE TABLE chats (chat_id TEXT PRIMARY KEY, title TEXT NOT NULL);
-        CREATE TRIGGER chats_no_empty BEFORE INSERT ON chats WHEN new.title = '' BEGIN
-            SELECT RAISE(ABORT, 'empty title');
-        END;
-    """))
-    assert migrate(conn, (*MIGRATIONS, chats)) == [SCHEMA_VERSION + 1]
-    assert schema_version(conn) == SCHEMA_VERSION + 1
-    conn.execute("INSERT INTO chats VALUES ('c1', 'first')")
-    with pytest.raises(sqlite3.IntegrityError, match="empty title"):
-        conn.execute("INSERT INTO chats VALUES ('c2', '')")
-    # and the code without that step now refuses the catalog
-    with pytest.raises(StoreError, match="newer"):
-        migrate(conn)
+    assert (master(conn), conn.execute("SELECT * FROM chunks").fetchall()) == before
+    assert schema_version(conn) == 2 and schema_revision(conn) is None
+    assert not conn.in_transaction
+    conn.execute("DROP TABLE conversations")
+    conn.close()
+    catalog = Catalog(path)
+    assert schema_revision(catalog.conn) == HEAD
+    check_old_rows_readable(catalog)
+
+
+def test_a_failure_in_python_inside_a_revision_leaves_the_catalog_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """s0005 fails after dropping the porter index and adding `fts_text` (the stemming raises):
+    the index, its triggers and the chunks are back, the porter index still searches."""
+    path = tmp_path / "catalog.db"
+    old = legacy_catalog(path, 4)
+    add_old_rows(old)
+    before = master(old)
+    old.close()
+
+    def broken(conn: sqlite3.Connection, batch: int = 2000) -> int:
+        raise RuntimeError("stemmer crashed")
+
+    monkeypatch.setattr(schema, "fill_fts_text", broken)
+    with pytest.raises(RuntimeError, match="stemmer crashed"):
+        Catalog(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert master(conn) == before and schema_version(conn) == 4
+    assert schema_revision(conn) is None
+    assert conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH "
+                        "'termites'").fetchall() == [(2,)]
 
 
 def test_migrate_refuses_an_open_transaction(tmp_path: Path) -> None:
@@ -508,14 +599,65 @@ def test_migrate_refuses_an_open_transaction(tmp_path: Path) -> None:
         migrate(conn)
 
 
-def test_check_steps_rejects_gaps_and_disorder() -> None:
-    def noop(c: sqlite3.Connection) -> None:
-        return None
+# --- adding a revision ----------------------------------------------------------------------
 
-    assert check_steps([Migration(1, "a", noop), Migration(2, "b", noop)]) == 2
-    for numbers in ([1, 3], [2, 1], [0, 1]):
-        with pytest.raises(ValueError, match="numbered 1"):
-            check_steps([Migration(n, "x", noop) for n in numbers])
+NEXT_REVISION = '''"""Tags (a test revision).
+
+Revision ID: s{n:04d}
+Revises: {head}
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+from ragbench.store.schema import execute_script
+
+revision = "s{n:04d}"
+down_revision = "{head}"
+branch_labels = None
+depends_on = None
+
+_TAGS = """
+CREATE TABLE tags (tag TEXT PRIMARY KEY, title TEXT NOT NULL);
+CREATE TRIGGER tags_no_empty BEFORE INSERT ON tags WHEN new.title = '' BEGIN
+    SELECT RAISE(ABORT, 'empty title');
+END;
+"""
+
+
+def upgrade() -> None:
+    execute_script(op.get_bind(), _TAGS)
+    with op.batch_alter_table("answers") as batch:
+        batch.add_column(__import__("sqlalchemy").Column("tag", __import__("sqlalchemy").Text))
+'''
+
+
+def test_a_new_revision_upgrades_a_current_catalog_and_old_code_refuses_it(
+        tmp_path: Path) -> None:
+    """How the next engineer adds a revision: a file in versions/; existing catalogs get only
+    that one, `user_version` follows, and both the hand-written runner and this code without
+    the revision refuse the catalog instead of misreading it."""
+    location = tmp_path / "migrations_sqlite"
+    shutil.copytree(MIGRATIONS_DIR, location, ignore=shutil.ignore_patterns("__pycache__"))
+    n = len(revision_chain()) + 1
+    (location / "versions" / f"{n:04d}_tags.py").write_text(
+        NEXT_REVISION.format(n=n, head=HEAD))
+    path = tmp_path / "catalog.db"
+    Catalog(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
+
+    assert migrate(conn, location=location) == [f"s{n:04d}"]
+    assert schema_revision(conn) == f"s{n:04d}" and schema_version(conn) == n
+    conn.execute("INSERT INTO tags VALUES ('t1', 'first')")
+    with pytest.raises(sqlite3.IntegrityError, match="empty title"):
+        conn.execute("INSERT INTO tags VALUES ('t2', '')")
+    assert conn.execute("SELECT answer_id, tag FROM answers").fetchall() == [("a1", None)]
+    with pytest.raises(StoreError, match="newer"):
+        legacy.migrate(conn)
+    with pytest.raises(StoreError, match="newer"):
+        migrate(conn)
 
 
 def test_sql_statements_keep_trigger_bodies_whole() -> None:
@@ -533,29 +675,25 @@ def test_sql_statements_keep_trigger_bodies_whole() -> None:
     assert statements[1].startswith("CREATE TRIGGER") and statements[1].endswith("END;")
     with pytest.raises(ValueError, match="ends inside a statement"):
         sql_statements("CREATE TABLE t (x TEXT);\nCREATE TABLE u (y")
-    # the real steps parse into single statements SQLite accepts one at a time
-    assert len(sql_statements(schema._INITIAL)) > 10
+    assert len(sql_statements(legacy._INITIAL)) > 10
 
 
-def test_step_3_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
+# --- what each ported step changes ----------------------------------------------------------
+
+
+def test_s0003_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
     """A catalog at version 2 (documents, saved answers) gains the report tables, keeps its
     data, and deleting a report cascades to its parts, versions and stored passages."""
-    path = tmp_path / "catalog.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    assert migrate(conn, MIGRATIONS[:2]) == [1, 2]
+    conn = legacy_catalog(tmp_path / "catalog.db", 2)
     conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
-    assert migrate(conn, MIGRATIONS[:3]) == [3]
-    assert schema_version(conn) == 3
+    assert migrate(conn, target="s0003") == ["s0003"]
+    assert schema_revision(conn) == "s0003" and schema_version(conn) == 3
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert {"reports", "report_parts", "report_part_versions", "report_sources",
             "idx_report_parts_report", "idx_report_sources_chunk"} <= names
     assert conn.execute("SELECT question FROM answers").fetchone() == ("q",)
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("INSERT INTO reports VALUES ('r1', 'T', 'roadmap', '{}', '[]', 't', 't')")
-    conn.execute("INSERT INTO report_parts VALUES ('p1', 'r1', 1, 'H', 'q', 'section', '[]', "
-                 "NULL, 1, 't', 't')")
-    conn.execute("INSERT INTO report_part_versions VALUES ('p1', 1, '{}', 't')")
-    conn.execute("INSERT INTO report_sources VALUES ('p1', 1, 'abcdefabcdef', 'd1', '{}')")
+    add_report_and_chat(conn)
     with pytest.raises(sqlite3.IntegrityError):  # a part needs its report
         conn.execute("INSERT INTO report_parts VALUES ('p2', 'nope', 1, 'H', 'q', 'section', "
                      "'[]', NULL, 0, 't', 't')")
@@ -564,14 +702,13 @@ def test_step_3_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
         assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone() == (0,)
 
 
-def test_step_4_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> None:
+def test_s0004_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> None:
     """A catalog at version 3 gains the chat tables, keeps its saved answers, and deleting a
     conversation removes its turns (the saved answers are the chat service's to delete)."""
-    conn = sqlite3.connect(tmp_path / "catalog.db", isolation_level=None)
-    assert migrate(conn, MIGRATIONS[:3]) == [1, 2, 3]
+    conn = legacy_catalog(tmp_path / "catalog.db", 3)
     conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
-    assert migrate(conn, MIGRATIONS[:4]) == [4]
-    assert schema_version(conn) == 4
+    assert migrate(conn, target="s0004") == ["s0004"]
+    assert schema_revision(conn) == "s0004" and schema_version(conn) == 4
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert {"conversations", "conversation_turns", "idx_conversation_turns_answer"} <= names
     conn.execute("PRAGMA foreign_keys=ON")
@@ -584,22 +721,21 @@ def test_step_4_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> Non
     assert conn.execute("SELECT question FROM answers").fetchone() == ("q",)
 
 
-def test_step_5_stems_the_chunk_index_of_a_version_4_catalog(tmp_path: Path) -> None:
+def test_s0005_stems_the_chunk_index_of_a_version_4_catalog(tmp_path: Path) -> None:
     """A version-4 catalog (porter over the chunk text) gains `chunks.fts_text`, the Snowball
     stems of each chunk, and a chunk index over it; the chunks, their ids, the embedding cache
     and the document index are as they were."""
     from ragbench.lexical import index_text
 
     path = tmp_path / "catalog.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    assert migrate(conn, MIGRATIONS[:4]) == [1, 2, 3, 4]
+    conn = legacy_catalog(path, 4)
     add_old_rows(conn)
     assert "porter" in conn.execute(
         "SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
     before = conn.execute("SELECT * FROM chunks ORDER BY rowid").fetchall()
     cache = conn.execute("SELECT * FROM embedding_cache").fetchall()
-    assert migrate(conn) == [5]
-    assert schema_version(conn) == 5 == SCHEMA_VERSION
+    assert migrate(conn) == ["s0005"]
+    assert schema_revision(conn) == "s0005" == HEAD and schema_version(conn) == 5
     assert [r[:-1] for r in conn.execute("SELECT * FROM chunks ORDER BY rowid")] == before
     assert conn.execute("SELECT * FROM embedding_cache").fetchall() == cache
     assert conn.execute("SELECT text, fts_text FROM chunks ORDER BY rowid").fetchall() == [

@@ -196,16 +196,18 @@ def test_ingest_documents_keeps_exact_source_ids_and_metadata(wb):
 
 
 def porter_catalog(path) -> None:
-    """Turn a catalog back into what ragbench wrote before step 5 (schema version 4): the chunk
-    index of step 1 (porter over `chunks.text`, its triggers), no `chunks.fts_text`."""
+    """Turn a catalog back into what ragbench wrote before step 5 (schema version 4 of the
+    hand-written runner, no Alembic record): the chunk index of step 1 (porter over
+    `chunks.text`, its triggers), no `chunks.fts_text`."""
     import sqlite3
 
-    from ragbench.store import schema
+    from tests.store import legacy_schema
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript("DROP TRIGGER chunks_ai; DROP TRIGGER chunks_ad; DROP TRIGGER chunks_au; "
-                       "DROP TABLE chunks_fts; ALTER TABLE chunks DROP COLUMN fts_text;")
-    for statement in schema.sql_statements(schema._INITIAL):
+                       "DROP TABLE chunks_fts; ALTER TABLE chunks DROP COLUMN fts_text; "
+                       "DROP TABLE alembic_version;")
+    for statement in legacy_schema.sql_statements(legacy_schema._INITIAL):
         if "chunks_fts" in statement:
             conn.execute(statement)
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
@@ -237,6 +239,8 @@ def test_workspace_with_the_porter_index_opens_stemmed_and_embeds_nothing(tmp_pa
 
     wb = Workbench(ws, settings)
     assert wb.catalog.conn.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert wb.catalog.conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] \
+        == "s0005"
     assert wb.catalog.conn.execute(
         "SELECT COUNT(*) FROM chunks WHERE fts_text IS NULL").fetchone()[0] == 0
     assert wb.catalog.chunk_ids() == chunk_ids and wb.vectors.ids() == vector_ids

@@ -27,6 +27,6 @@ def routes(wb: Workbench) -> APIRouter:
         """A chunk by id with its passage offsets in the document (live, or as kept with a
         saved answer or report after its document changed).
         """
-        return wb.reports.resolve_citation(chunk_id)
+        return wb.citations.resolve(chunk_id)
 
     return router

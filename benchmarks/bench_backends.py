@@ -1,0 +1,153 @@
+"""Today's quality benchmarks on both storage backends, in one run (issue 30).
+
+Runs the same measurements twice, once on the embedded workspace (SQLite + FTS5, Chroma) and
+once on PostgreSQL + pgvector (a private PostgreSQL 16 started with pgserver, the dev extra,
+in a temporary folder; each run in its own schema), and prints one JSON object with both
+sides and their differences:
+
+- retrieval: `ragbench eval beir --json` on SciFact, HotpotQA dev and CACM (`../shared`),
+  nDCG@10 and recall@100 of fts, vector and hybrid;
+- answers: `benchmarks/bench_answers.py --skip-latency` (HotpotQA containment and cited
+  supporting titles; demo corpus key facts and planted disagreements);
+- reports: `benchmarks/bench_reports.py` (demo corpus roadmap: planted disagreements stated,
+  lenses, invalid citations).
+
+Each side runs the unchanged commands as subprocesses; the backend is chosen the way a user
+chooses it, by `RAGBENCH_DATABASE_URL` / `RAGBENCH_DATABASE_SCHEMA` in the environment, and
+every side starts from empty work folders (so each ingests its corpora: a few minutes per
+dataset on 2 cores). Where the engines rank differently (FTS5's bm25() against PostgreSQL's
+ts_rank_cd over the same stemmed words; exact-ish HNSW in both), the figures differ by that
+and nothing else: the JSON says so next to each difference.
+
+    python benchmarks/bench_backends.py [--datasets scifact,hotpotqa-dev,cacm]
+        [--skip answers,reports] [--runtime torch]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from machine import machine_info  # noqa: E402
+
+MODES = ("fts", "vector", "hybrid")
+
+
+def run_json(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Run one command; its stdout is one JSON object (the last `{...}` block printed)."""
+    done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    out = done.stdout
+    return dict(json.loads(out[out.index("{"):]))
+
+
+def retrieval(dataset: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """nDCG@10 and recall@100 per mode of `ragbench eval beir` on one dataset."""
+    cmd = [str(Path(sys.executable).parent / "ragbench"), "--workspace", str(work), "eval",
+           "beir", str(dataset), "--json"]
+    report = run_json(cmd, env, ROOT)
+    return {m: {"ndcg@10": report["modes"][m]["ndcg@10"],
+                "recall@100": report["modes"][m]["recall@100"]}
+            for m in MODES if m in report["modes"]}
+
+
+def answers(work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The quality figures of bench_answers (no latency part)."""
+    got = run_json([sys.executable, "benchmarks/bench_answers.py", "--skip-latency",
+                    "--work", str(work)], env, ROOT)
+    hot, demo = got.get("hotpotqa", {}), got.get("demo", {})
+    return {"hotpotqa_new": hot.get("new", hot), "demo": demo}
+
+
+def reports(work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The demo-corpus roadmap figures of bench_reports."""
+    return run_json([sys.executable, "benchmarks/bench_reports.py", "--work", str(work)],
+                    env, ROOT)
+
+
+def side(name: str, url: str, env: dict[str, str], args: argparse.Namespace, shared: Path,
+         base: Path) -> dict[str, Any]:
+    """Every measurement on one backend (`url` empty: embedded), each command in fresh work
+    folders under `base` and, on PostgreSQL, a schema of its own.
+    """
+    def env_for(part: str) -> dict[str, str]:
+        if not url:
+            return env
+        return env | {"RAGBENCH_DATABASE_URL": url,
+                      "RAGBENCH_DATABASE_SCHEMA": f"bench_{part}".replace("-", "_")}
+
+    out: dict[str, Any] = {"retrieval": {}}
+    started = time.perf_counter()
+    for ds in args.datasets.split(","):
+        out["retrieval"][ds] = retrieval(shared / ds, base / f"{name}-beir-{ds}",
+                                         env_for(f"beir_{ds}"))
+    skip = set(filter(None, args.skip.split(",")))
+    if "answers" not in skip:
+        out["answers"] = answers(base / f"{name}-answers", env_for("answers"))
+    if "reports" not in skip:
+        out["reports"] = reports(base / f"{name}-reports", env_for("reports"))
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The PostgreSQL figure minus the embedded one for every number both sides have."""
+    out: dict[str, Any] = {}
+    for key, value in a.items():
+        other = b.get(key)
+        if isinstance(value, dict) and isinstance(other, dict):
+            sub = differences(value, other)
+            if sub:
+                out[key] = sub
+        elif (isinstance(value, int | float) and isinstance(other, int | float)
+              and not isinstance(value, bool) and key != "seconds"):
+            out[key] = round(float(other) - float(value), 4)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default="scifact,hotpotqa-dev,cacm")
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "datasets")
+    ap.add_argument("--skip", default="", help="comma list: answers, reports")
+    ap.add_argument("--runtime", default="torch", choices=("auto", "torch", "onnx", "onnx-int8"),
+                    help="embedding runtime of both sides (torch: the same vectors on both)")
+    args = ap.parse_args()
+
+    import pgserver  # the dev extra
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGBENCH_")}
+    env["RAGBENCH_EMBEDDING_RUNTIME"] = args.runtime
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="bench-backends-") as tmp:
+        base = Path(tmp)
+        server = pgserver.get_server(base / "pg", cleanup_mode="stop")
+        try:
+            embedded = side("embedded", "", env, args, args.shared, base)
+            postgres = side("postgres", server.get_uri(), env, args, args.shared, base)
+        finally:
+            server.cleanup()
+    print(json.dumps({
+        "machine": machine_info(), "runtime": args.runtime,
+        "embedded": embedded, "postgres": postgres,
+        "postgres_minus_embedded": differences(embedded, postgres),
+        "note": "lexical scores differ by engine (SQLite FTS5 bm25() against PostgreSQL "
+                "ts_rank over the same stemmed words), so fts and hybrid may differ; vector "
+                "search is HNSW on both (Chroma, pgvector)",
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
