@@ -125,6 +125,17 @@ class Settings(BaseModel):
         "ragbench",
         description="the header of each passage in an LLM prompt: ragbench (whole source path "
         "and document id, the title) or spec (specs/004: ids cut to 8 characters, no title)")
+    archive_dir: str = Field(
+        "", description="the archive folder (specs/004's ARCHIVE_DIR): empty = <workspace>/"
+        "archive; a relative path is relative to the workspace; a folder elsewhere is claimed "
+        "with a marker naming this workspace and only its own entries are ever removed")
+    source_order: Literal["cited", "spec"] = Field(
+        "cited", description="order of an answer's sources: cited (cited ones in [n] order, "
+        "then the others in search order, the synthesized source last) or spec (specs/001: "
+        "the synthesized source first, then every retrieved source in search order)")
+    reference_max_chunks: int = Field(
+        20, ge=1, le=200, description="specs/000 max_chunks: the chunks a reference evaluation "
+        "looks at (the cited ones first, then the others in search order)")
     archive_base_url: str = Field(
         "", description="base URL of the archive links in Sources lines (specs/004's "
         "ARCHIVE_BASE_URL); empty = links relative to the workspace (archive/<doc_id>/...)")

@@ -98,6 +98,12 @@ class ArchiveError(RagbenchError):
     """The archive could not be written or read; the message says what and where."""
 
 
+class ArchiveOwnerError(ArchiveError):
+    """The archive folder (`archive_dir`) belongs to another workspace or holds another
+    archive's entries; the message names the folder, its owner and what to do.
+    """
+
+
 class ArchivePathError(ArchiveError):
     """A name or URI would lead outside the archive root, or is not a valid archive name."""
 

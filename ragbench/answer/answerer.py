@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -102,6 +102,12 @@ class _Clock:
             yield
         finally:
             self.timings[stage] = round((time.perf_counter() - start) * 1000, 1)
+
+
+SourceOrder = Literal["cited", "spec"]
+"""How an answer's sources are ordered (the `source_order` setting): `cited` = the cited ones in
+[n] order, then the other retrieved ones in search order, the synthesized source last; `spec` =
+specs/001's: the synthesized source at index 0, then every retrieved source in search order."""
 
 
 class FindContradictions(Protocol):
@@ -332,6 +338,7 @@ class Answerer:
         on_token: TokenSink | None = None,
         max_tokens: int | None = None,
         should_stop: StopCheck | None = None,
+        source_order: SourceOrder | None = None,
     ) -> ChatResponse:
         """Retrieve, answer, validate citations and evaluate references.
 
@@ -348,6 +355,10 @@ class Answerer:
         `contradictions` finds the disagreements among the retrieved chunks; given, they are
         stated in an extractive answer (when about the asked fact), put into an LLM's prompt,
         and returned in `response.contradictions`.
+
+        `source_order` orders `response.sources` (default: the `source_order` setting):
+        `cited` puts the cited ones first in `[n]` order, then the others in search order;
+        `spec` (specs/001) keeps every retrieved source in search order, cited or not.
         """
         stop_if_asked(should_stop)
         clock = _Clock()
@@ -368,12 +379,14 @@ class Answerer:
         with clock("generation_ms"):
             raw, model = self._write(asked, backend, evidence, response, on_token,
                                      max_tokens or self.settings.llm_max_tokens, should_stop)
-        found = self._cite(raw, model, evidence, filters, response)
+        found = self._cite(raw, model, evidence, filters, response,
+                           source_order or self.settings.source_order)
         if references and found:
             stop_if_asked(should_stop)
             with clock("references_ms"):
                 response.references, response.references_method = evaluate_references(
-                    response.answer_with_ids, results, model)
+                    response.answer_with_ids, results, model,
+                    max_chunks=self.settings.reference_max_chunks)
         response.timings = clock.timings
         return response
 
@@ -430,10 +443,11 @@ class Answerer:
             return self._extractive(asked, results, findings, response, disputing), None
 
     def _cite(self, raw: str, model: ChatModel | None, evidence: _Evidence,
-              filters: SearchFilters | None, response: ChatResponse) -> bool:
+              filters: SearchFilters | None, response: ChatResponse,
+              order: SourceOrder = "cited") -> bool:
         """Validate the citations of `raw` into `response` (answer, sources with the passages
-        they rest on, invalid ids, the filter note of an unanswered filtered question);
-        whether an answer was found.
+        they rest on in `order`, invalid ids, the filter note of an unanswered filtered
+        question); whether an answer was found.
         """
         check = validate(raw, evidence.valid_ids, from_model=model is not None)
         response.answer = check.text or NOT_FOUND
@@ -449,10 +463,13 @@ class Answerer:
         attach_passages(cited, response.answer_with_ids, response.extracts)
         self._verify_archives(cited, response)
         response.sources_text = sources_block(cited, self.settings.archive_base_url)
-        others = [source_of(r, None) for r in offered  # findings resolve
-                  if r.chunk_id not in check.cited]
         found = check.text not in ("", NOT_FOUND)
-        response.sources = cited + others if check.cited or found else []
+        numbered = {s.id: s for s in cited}
+        if order == "spec":  # specs/001: the search's order, cited or not
+            ordered = [numbered.get(r.chunk_id) or source_of(r, None) for r in offered]
+        else:  # cited in [n] order, then the others (findings resolve) in search order
+            ordered = cited + [source_of(r, None) for r in offered if r.chunk_id not in numbered]
+        response.sources = ordered if check.cited or found else []
         return found
 
     def _verify_archives(self, cited: Sequence[Source], response: ChatResponse) -> None:

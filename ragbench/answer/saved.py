@@ -13,7 +13,13 @@ import time
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import Answerer, ChatResponse, FindContradictions, Source
+from ragbench.answer.answerer import (
+    Answerer,
+    ChatResponse,
+    FindContradictions,
+    Source,
+    SourceOrder,
+)
 from ragbench.answer.generation import StopCheck, TokenSink, stop_if_asked
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
@@ -44,8 +50,11 @@ class CitationTarget(BaseModel):
 
 
 
-def attach_contradictions(response: ChatResponse, findings: list[Finding]) -> None:
-    """Potential contradictions among the answer's sources, as data and a synthesized source."""
+def attach_contradictions(response: ChatResponse, findings: list[Finding],
+                          first: bool = False) -> None:
+    """Potential contradictions among the answer's sources, as data and a synthesized source
+    (last, or at index 0 when `first`: specs/001's place for a synthesized answer).
+    """
     if not findings:
         return
     response.contradictions = [f.model_dump() for f in findings]
@@ -54,9 +63,9 @@ def attach_contradictions(response: ChatResponse, findings: list[Finding]) -> No
         sides = " vs ".join(f"{c['lens']}: \"{(c.get('span') or '')[:120]}\""
                             for c in f.chunks[:3])
         lines.append(f"- [{f.type}] {f.topic}: {sides}")
-    response.sources.append(Source(
-        label="synthesized", title="Potential contradictions",
-        sourceName="Potential contradictions", chunkText="\n".join(lines)))
+    synthesized = Source(label="synthesized", title="Potential contradictions",
+                         sourceName="Potential contradictions", chunkText="\n".join(lines))
+    response.sources.insert(0 if first else len(response.sources), synthesized)
 
 
 class AnswerService:
@@ -82,23 +91,27 @@ class AnswerService:
         on_token: TokenSink | None = None,
         max_tokens: int | None = None,
         should_stop: StopCheck | None = None,
+        source_order: SourceOrder | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources, references and (when the
         sources disagree and `answer_contradictions` is on) the contradictions among them:
         those about the asked fact are stated in the answer with both sides cited (extractive)
         or given to the model to address (LLM); all are listed as a synthesized source.
         `should_stop` ends the work between stages (`GenerationStopped`); nothing is saved.
+        `source_order` (default: the setting) orders the sources (`Answerer.ask`); with
+        `spec` the synthesized source comes first.
         """
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         find = self._find_contradictions if self.settings.answer_contradictions else None
+        order = source_order or self.settings.source_order
         response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find,
                                      on_token=on_token, max_tokens=max_tokens,
-                                     should_stop=should_stop)
+                                     should_stop=should_stop, source_order=order)
         findings = [Finding.model_validate(f) for f in response.contradictions]
         response.contradictions = []
         if find is not None and response.sources:  # stated in the answer, listed as a source
-            attach_contradictions(response, findings)
+            attach_contradictions(response, findings, first=order == "spec")
         if save:
             stop_if_asked(should_stop)
             self.save(response)

@@ -9,7 +9,10 @@ from ragbench.archive.folder import (
     Archive,
     ArchiveError,
     ArchiveItem,
+    ArchiveOwnerError,
     ArchivePathError,
+    archive_root,
 )
 
-__all__ = ["ARCHIVE_DIR", "Archive", "ArchiveError", "ArchiveItem", "ArchivePathError"]
+__all__ = ["ARCHIVE_DIR", "Archive", "ArchiveError", "ArchiveItem", "ArchiveOwnerError",
+           "ArchivePathError", "archive_root"]

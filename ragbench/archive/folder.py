@@ -17,8 +17,20 @@ Layout under `<workspace>/archive/` (the *archive root*)::
 
 Every document of a thread (the top-level file and all its attachments) records in the catalog
 `archive_path` (`archive/<root_doc_id>`), `archive_browse_uri` (its Markdown view) and
-`archive_download_uri` (its original). URIs are posix paths relative to the workspace, so a
-workspace can be moved; `Archive.path_of` turns one back into a file, confined to the archive.
+`archive_download_uri` (its original). URIs are posix paths `archive/<doc_id>/...` whatever
+folder holds the archive: the `archive/` prefix names the archive (as specs/004 resolves
+`archive_dir / uri.replace("archive/", "", 1)`), so a workspace, or an archive moved out of it
+with the `archive_dir` setting, can be moved without rewriting the catalog; `Archive.path_of`
+turns a URI back into a file, confined to the archive root.
+
+An archive folder elsewhere than `<workspace>/archive` (`archive_dir`) may hold other files or
+be within reach of another workspace, so it is *guarded*: `Archive.claim` writes a marker
+(`MARKER`) naming the owning workspace and refuses a folder another workspace claimed, or one
+holding entries this workspace's catalog does not know (another archive's), with an
+`ArchiveOwnerError`; and sweeping, removing and clearing touch only what this archive wrote:
+folders named by a document id holding that id's `metadata.json`, and its own temporary
+folders. The default archive is the workspace's own folder: no marker is written there (a
+workspace moves as one folder), and a crash leftover of any name is swept.
 
 Safe by construction: file names are sanitised (`archive_safe_name`), every path is resolved and
 must stay under the archive root (`confined`), files are created exclusively with mode 0o600
@@ -56,11 +68,19 @@ from ragbench.archive.markdown import (
     split_thread,
     strip_header_block,
 )
-from ragbench.errors import ArchiveError, ArchivePathError, NotFoundError  # noqa: F401
+from ragbench.errors import (  # noqa: F401
+    ArchiveError,
+    ArchiveOwnerError,
+    ArchivePathError,
+    NotFoundError,
+)
 from ragbench.models import Block, DocumentRecord
 
 ARCHIVE_DIR = "archive"
-"""Folder of the archive inside the workspace; URIs start with it."""
+"""Folder of the archive inside the workspace (the default `archive_dir`); URIs start with it."""
+
+MARKER = ".ragbench-archive.json"
+"""The file in a guarded archive folder naming the workspace that owns it."""
 
 RESERVED_NAMES = frozenset({"metadata.json", "attachments", "email.eml", "email.eml.md",
                             "email.msg", "email.msg.md"})
@@ -72,6 +92,27 @@ MAX_NAME_BYTES = 120
 _DOC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _UNSAFE = re.compile(r"[^\w.\-+=@,() ]", re.UNICODE)
 _TEMP_PREFIXES = (".tmp-", ".old-")
+_TEMP_NAME = re.compile(r"^\.(tmp|old)-[A-Za-z0-9_-]{1,64}-[0-9a-f]{8}$")
+"""A temporary or replaced entry folder exactly as `Archive.publishing` names it."""
+
+
+def archive_root(workspace: Path, setting: str = "") -> tuple[Path, bool]:
+    """(the archive folder, whether it is guarded) for the `archive_dir` setting: empty =
+    `<workspace>/archive` (not guarded); else the path (`~` expanded, relative to the
+    workspace), guarded unless it is that same default folder. The workspace itself, or a
+    folder holding it, is refused (`ArchiveOwnerError`): its sweep would look at the workspace.
+    """
+    default = workspace / ARCHIVE_DIR
+    if not setting.strip():
+        return default, False
+    path = Path(setting.strip()).expanduser()
+    path = path if path.is_absolute() else workspace / path
+    resolved, home = path.resolve(), workspace.resolve()
+    if home.is_relative_to(resolved):
+        raise ArchiveOwnerError(
+            f"archive_dir {setting!r} is the workspace or a folder holding it ({resolved}); "
+            "choose a folder of its own, e.g. one next to the workspace")
+    return path, resolved != default.resolve()
 
 
 
@@ -207,15 +248,94 @@ def _is_markdown(name: str) -> bool:
 
 
 class Archive:
-    """The archive root of one workspace."""
+    """The archive root of one workspace.
 
-    def __init__(self, root: str | Path) -> None:
+    `guarded` (an `archive_dir` other than `<workspace>/archive`, see the module docstring):
+    `owner` is the workspace whose marker the folder carries, and maintenance removes only
+    entries this archive wrote.
+    """
+
+    def __init__(self, root: str | Path, owner: Path | None = None,
+                 guarded: bool = False) -> None:
         self.root = Path(root)
+        self.owner = owner
+        self.guarded = guarded
 
-    @property
-    def workspace(self) -> Path:
-        """The workspace the archive URIs are relative to."""
-        return self.root.parent
+    # --- ownership -------------------------------------------------------------------------
+
+    def claim(self, known_docs: set[str]) -> None:
+        """Check that this folder is the owner's archive and, when guarded, mark it so.
+
+        Refused with `ArchiveOwnerError`: a folder whose marker names another workspace (also
+        the default folder, if another workspace's `archive_dir` claimed it), an unreadable
+        marker, and a guarded folder without a marker holding entries that are not documents
+        of `known_docs` (another archive's). An unmarked guarded folder holding no entries, or
+        only this workspace's (an archive moved there), gets the marker.
+        """
+        if self.owner is None:
+            return
+        owner = str(self.owner.resolve())
+        marker = self.root / MARKER
+        if marker.is_file() or marker.is_symlink():
+            try:
+                named = json.loads(marker.read_text(encoding="utf-8")).get("workspace")
+            except (OSError, ValueError, AttributeError) as e:
+                raise ArchiveOwnerError(
+                    f"the archive folder {self.root} has a marker {MARKER} that cannot be read "
+                    f"({e}); if no other workspace uses this folder, delete the marker") from e
+            if named != owner:
+                raise ArchiveOwnerError(
+                    f"the archive folder {self.root} belongs to the workspace {named} (see its "
+                    f"{MARKER}); set archive_dir to a folder of this workspace's own, or, if "
+                    f"that workspace is gone or was moved to {owner}, delete the marker")
+            return
+        if not self.guarded:
+            return
+        foreign = [e for e in self._entries_written() if e not in known_docs]
+        if foreign:
+            raise ArchiveOwnerError(
+                f"the archive folder {self.root} holds {len(foreign)} archive entries of "
+                f"documents this workspace does not have (e.g. {foreign[0]}) and no {MARKER}: "
+                "it is another workspace's archive; set archive_dir to a folder of its own")
+        try:
+            self.ensure_root()
+            data = {"ragbench_archive": 1, "workspace": owner,
+                    "claimed_at": datetime.now(UTC).isoformat(timespec="seconds")}
+            _write(marker, json.dumps(data, indent=2).encode("utf-8"))
+        except FileExistsError as e:  # another process claimed it just now: check again
+            raise ArchiveOwnerError(f"the archive folder {self.root} was claimed while "
+                                    "opening; open the workspace again") from e
+        except OSError as e:
+            raise ArchiveError(f"cannot mark the archive folder {self.root}: {e}") from e
+
+    def _written(self, path: Path) -> bool:
+        """True when `path` is an entry folder this archive wrote: named by a document id,
+        not a symlink, holding a `metadata.json` with that `doc_id`.
+        """
+        if not _DOC_ID.match(path.name) or path.is_symlink() or not path.is_dir():
+            return False
+        meta = path / "metadata.json"
+        try:
+            if meta.is_symlink() or not meta.is_file():
+                return False
+            return bool(json.loads(meta.read_bytes()).get("doc_id") == path.name)
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def _entries_written(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if self._written(p))
+
+    def _mine(self, path: Path) -> bool:
+        """Whether maintenance may remove `path`: anything in the default archive; in a
+        guarded one only entries it wrote and its own temporary folders.
+        """
+        if not self.guarded:
+            return path.name != MARKER
+        if _TEMP_NAME.match(path.name):
+            return path.is_dir() and not path.is_symlink()
+        return self._written(path)
 
     def ensure_root(self) -> Path:
         """Create the archive root (0o700) and return it resolved."""
@@ -391,6 +511,10 @@ class Archive:
             shutil.rmtree(tmp, ignore_errors=True)
             raise ArchiveError(f"cannot write the archive of {root_id}: {e}") from e
         had_old = target.exists() or target.is_symlink()
+        if had_old and not self._mine(target):
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise ArchiveError(f"cannot write the archive of {root_id}: {target} exists and "
+                               "is not an entry of this archive (left as it is)")
         try:
             if had_old:
                 os.rename(target, old)
@@ -417,18 +541,23 @@ class Archive:
         if not self.root.exists():
             return
         for doc_id in doc_ids:
-            if _DOC_ID.match(doc_id or ""):
+            if _DOC_ID.match(doc_id or "") and self._mine(self.root / doc_id):
                 _discard(self.root / doc_id)
 
     def entries(self) -> list[str]:
-        """Names of the entry folders (root document ids)."""
+        """Names of the entry folders (root document ids); in a guarded archive only those
+        it wrote (other files in the folder are not entries).
+        """
+        if self.guarded:
+            return self._entries_written()
         if not self.root.is_dir():
             return []
         return sorted(p.name for p in self.root.iterdir()
-                      if not p.name.startswith(_TEMP_PREFIXES))
+                      if not p.name.startswith(_TEMP_PREFIXES) and p.name != MARKER)
 
     def sweep(self, known_roots: set[str], min_age: float = 0.0) -> list[str]:
-        """Remove crash leftovers: temporary/replaced folders and entries of unknown documents.
+        """Remove crash leftovers: temporary/replaced folders and entries of unknown documents
+        (in a guarded archive only those it wrote, see `_mine`).
 
         Only folders untouched for `min_age` seconds go, so a workspace opened while another
         process is between writing an entry and committing its documents keeps that entry.
@@ -443,14 +572,24 @@ class Archive:
                     continue
             except OSError:
                 continue
-            if path.name.startswith(_TEMP_PREFIXES) or path.name not in known_roots:
+            if ((path.name.startswith(_TEMP_PREFIXES) or path.name not in known_roots)
+                    and self._mine(path)):
                 _discard(path)
                 removed.append(path.name)
         return sorted(removed)
 
     def clear(self) -> None:
-        """Remove the whole archive."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Remove the whole archive: the folder, or, guarded, every entry and temporary
+        folder it wrote (other files and the marker stay: the folder is still this
+        workspace's).
+        """
+        if not self.guarded:
+            shutil.rmtree(self.root, ignore_errors=True)
+            return
+        if self.root.is_dir():
+            for path in self.root.iterdir():
+                if self._mine(path):
+                    _discard(path)
 
     def read_text(self, uri: str) -> str:
         """The text of an archive file (a Markdown view), confined to the archive."""

@@ -19,7 +19,8 @@ PANEL = "Maintenance"
 archive_app = typer.Typer(
     help="Check or (re)build the browsable archive.\n\n"
     "The archive keeps each document's original and a Markdown view under "
-    "WORKSPACE/archive/<doc_id>/ (emails with their attachments in attachments/).",
+    "WORKSPACE/archive/<doc_id>/, or <doc_id>/ in the archive_dir setting's folder "
+    "(emails with their attachments in attachments/).",
 )
 app.add_typer(archive_app, name="archive", rich_help_panel=PANEL)
 

@@ -468,7 +468,7 @@ class Library:
         """
         if not check_originals:
             return find_stale(self.catalog, self.settings, target_version)
-        return find_stale(self.catalog, self.settings, target_version, self.workspace,
+        return find_stale(self.catalog, self.settings, target_version, self.archive,
                           self.files_dir, self.originals.get if self.originals else None)
 
     def reprocess(
@@ -519,7 +519,7 @@ class Library:
         """
         for item in todo:
             record = self.catalog.get_document(item.doc_id)
-            data = (find_original(record, self.workspace, self.files_dir,
+            data = (find_original(record, self.archive, self.files_dir,
                                   self.originals.get if self.originals else None)[0]
                     if record else None)
             if data is None:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ragbench.archive import Archive, ArchivePathError
 from ragbench.config import Settings
 from ragbench.ids import file_hash
 from ragbench.models import DocumentRecord, FileResult, Scalar
@@ -191,14 +192,15 @@ class ReprocessReport(BaseModel):
 
 
 def find_original(
-    record: DocumentRecord, workspace: Path, files_dir: Path,
+    record: DocumentRecord, archive: Archive, files_dir: Path,
     stored: Callable[[str], bytes | None] | None = None,
 ) -> tuple[bytes | None, str | None, str]:
     """(bytes, where, problem) for a document's original; bytes is None when none matches.
 
     `stored` (the PostgreSQL backend: `PgOriginals.get`) reads the original kept in the
-    database by content hash, which every host can; it is tried first, then this host's
-    archive, `files/` and the source path.
+    database by content hash, which every host can; it is tried first, then the archived
+    original in `archive` (wherever `archive_dir` put it), the stored one under `files_dir`
+    and the source path.
     """
     tried = []
     if stored is not None:
@@ -209,7 +211,10 @@ def find_original(
     candidates: list[tuple[str, Path]] = []
     archive_uri = getattr(record, "archive_download_uri", None)
     if isinstance(archive_uri, str) and archive_uri:
-        candidates.append(("archive", workspace / archive_uri))
+        try:
+            candidates.append(("archive", archive.path_of(archive_uri)))
+        except ArchivePathError:
+            pass  # not a URI into the archive: nothing to read there
     candidates.append(("files", files_dir / record.doc_id / record.file_name))
     candidates.append(("source path", Path.cwd() / record.source_id))
     for label, path in candidates:
@@ -229,12 +234,12 @@ def find_original(
 
 def find_stale(
     catalog: Catalog, settings: Settings, target_version: int | None = None,
-    workspace: Path | None = None, files_dir: Path | None = None,
+    archive: Archive | None = None, files_dir: Path | None = None,
     stored: Callable[[str], bytes | None] | None = None,
 ) -> list[StaleDocument]:
     """Top-level indexed documents that are stale (a stale attachment marks its root).
 
-    With `workspace`/`files_dir` each entry also says where its original is, or why it
+    With `archive`/`files_dir` each entry also says where its original is, or why it
     cannot be re-processed (`stored`: see `find_original`).
     """
     signature = signature_of(settings)
@@ -262,8 +267,8 @@ def find_stale(
             lens=root.lens, ingest_version=root.ingest_version,
             content_version=root.content_version, chunks=chunks, reasons=reasons,
         )
-        if workspace is not None and files_dir is not None:
-            data, where, problem = find_original(root, workspace, files_dir, stored)
+        if archive is not None and files_dir is not None:
+            data, where, problem = find_original(root, archive, files_dir, stored)
             item.original = where
             item.reprocessable = data is not None
             item.problem = problem or None

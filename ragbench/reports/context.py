@@ -77,6 +77,9 @@ class GenerationOptions(BaseModel):
     """Clusters listed in a disagreements part."""
     citation_header: HeaderStyle = "ragbench"
     """The passage headers of the prompt (the `citation_header` setting)."""
+    reference_max_chunks: int = 20
+    """Chunks the specs/000 reference evaluation looks at (the `reference_max_chunks`
+    setting); the writer's own prompt is bounded by `context_chars`, not by this."""
 
 
 def gather(search: Search, query: str, lenses: Sequence[str], options: GenerationOptions,

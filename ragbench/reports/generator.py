@@ -10,7 +10,8 @@ by `ragbench.writing` (a cited query-focused summary of `options.words` words, s
 other parts said) and a disagreements part lists the contradiction clusters.
 
 References (specs/000) are evaluated after generation: with a model, by the specs/000
-evaluation prompt (`answer.references.evaluate_references`), completed with the deterministic
+evaluation prompt (`answer.references.evaluate_references`, at most
+`options.reference_max_chunks` chunks, the cited ones first), completed with the deterministic
 attribution of any cited chunk the model left out; without one, by that attribution alone,
 which gives relevance only to chunks the text actually cites (a cited chunk's best coverage of
 the statements citing it).
@@ -183,7 +184,7 @@ class PartGenerator:
         attach_passages(cited, text_ids)  # the chunk sentence(s) each citation rests on
         others = [source_of(r, None).model_copy(update={"chunkText": ""})
                   for r in results if r.chunk_id not in check.cited]
-        refs, method = self._references(check.text, text_ids, results, check.cited, model)
+        refs, method = self._references(check.text, text_ids, results, model)
         info.seconds = round(time.perf_counter() - start, 3)
         return Draft(text=check.text or NOT_FOUND, text_with_ids=text_ids or NOT_FOUND,
                      sources=cited + others, references=refs, references_method=method,
@@ -243,13 +244,12 @@ class PartGenerator:
         return written.text
 
     def _references(self, text: str, text_ids: str, results: list[RetrievalResult],
-                    cited: list[str], model: ChatModel | None) -> tuple[list[Reference], str]:
+                    model: ChatModel | None) -> tuple[list[Reference], str]:
         deterministic = cited_references(text_ids, results)
         if model is None or text == NOT_FOUND:
             return deterministic, "attribution"
-        order = {cid: i for i, cid in enumerate(cited)}
-        offered = sorted(results, key=lambda r: order.get(r.chunk_id, len(order)))[:8]
-        refs, method = evaluate_references(text, offered, model)
+        refs, method = evaluate_references(text_ids, results, model,
+                                           max_chunks=self.options.reference_max_chunks)
         if method != "llm":
             return deterministic, "attribution"
         have = {r.chunk_id for r in refs}

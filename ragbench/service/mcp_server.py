@@ -113,17 +113,20 @@ def create_mcp(wb: Workbench) -> MCPServer:
 
     @server.tool()
     def ask(question: str, conversation_id: str | None = None, mode: str | None = None,
-            lenses: list[str] | None = None, fts_level: str | None = None) -> str:
+            lenses: list[str] | None = None, fts_level: str | None = None,
+            source_order: str | None = None) -> str:
         """A grounded answer with validated citations ([n] in `answer`, [C:chunk_id] in
         `answer_with_ids`), sources (id, documentId, chunkIndex), references and
         contradictions; pass `conversation_id` from an earlier answer to ask a follow-up.
-        `fts_level` (chunk or media, specs/003) overrides the setting for this answer.
+        `fts_level` (chunk or media, specs/003) overrides the setting for this answer;
+        `source_order` spec puts the synthesized source first and every source in search
+        order (specs/001), cited the cited ones first (default: the setting).
         """
         _check_length(question, "the question")
 
         def run() -> dict[str, Any]:
             reply = wb.chats.ask(question, conversation_id, mode, filters=_filters(lenses),
-                                 fts_level=fts_level)
+                                 fts_level=fts_level, source_order=source_order)
             return {"conversation_id": reply.conversation_id,
                     **reply.turn.response.model_dump(mode="json")}
         return call(run)

@@ -45,6 +45,11 @@ class ChatRequest(BaseModel):
     fts_level: FtsLevel | None = Field(
         None, description="specs/003: full-text search over chunk text or whole documents "
                           "(media) for this request; default: the fts_level setting")
+    sourceOrder: Literal["cited", "spec"] | None = Field(  # noqa: N815
+        None, description="order of `sources`: cited (cited ones in [n] order, then the "
+                          "others, the synthesized source last) or spec (specs/001: the "
+                          "synthesized source first, then every source in search order); "
+                          "default: the source_order setting")
 
 
 class HistoryItem(BaseModel):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast, get_args
 
 from ragbench.answer import ChatResponse, Source
+from ragbench.answer.answerer import SourceOrder
 from ragbench.answer.saved import CitationTarget
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
@@ -238,6 +239,15 @@ class SearchArea(_Area):
         return self._wb.retriever.search(query, mode, top_k, filters, fts_level)
 
 
+def source_order_of(value: str | None) -> SourceOrder | None:
+    """`value` as a source order (None: the setting's); anything else is refused."""
+    if value is None:
+        return None
+    if value not in get_args(SourceOrder):
+        raise InvalidRequestError(f"source order {value!r}: use cited or spec")
+    return cast(SourceOrder, value)
+
+
 class AnswersArea(_Area):
     """Grounded answers with validated citations; saved answers; citation targets."""
 
@@ -253,18 +263,22 @@ class AnswersArea(_Area):
         max_tokens: int | None = None,
         fts_level: str | None = None,
         should_stop: Callable[[], bool] | None = None,
+        source_order: str | None = None,
     ) -> ChatResponse:
         """A grounded answer with validated citations, sources and references; `on_token`
         receives an LLM's text as it is written (the returned answer is the validated one);
         `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting);
         `fts_level` (chunk or media, specs/003) overrides the setting for this answer;
         `should_stop` is asked between stages and at every model token, and ends the work with
-        `GenerationStopped` once it says yes (a client that went away).
+        `GenerationStopped` once it says yes (a client that went away); `source_order`
+        (`cited` or `spec`, specs/001's order) overrides the setting for this answer.
         """
+        order = source_order_of(source_order)
         try:
             with fts_level_for(fts_level):
                 return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
-                                                   on_token, max_tokens, should_stop)
+                                                   on_token, max_tokens, should_stop,
+                                                   source_order=order)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 

@@ -44,17 +44,20 @@ class ChatsArea:
         on_token: Callable[[str], None] | None = None,
         fts_level: str | None = None,
         should_stop: Callable[[], bool] | None = None,
+        source_order: str | None = None,
     ) -> ChatReply:
         """Answer `question` in a conversation (a new one, titled by the question, when
         `conversation_id` is None) and store the turn; `fts_level` (chunk or media,
-        specs/003) overrides the setting for this answer. `should_stop` ends the work
-        (`GenerationStopped`) between stages and at every model token; nothing is stored then.
+        specs/003) and `source_order` (cited or spec, specs/001) override the settings for
+        this answer. `should_stop` ends the work (`GenerationStopped`) between stages and at
+        every model token; nothing is stored then.
         """
         if not question.strip():
             raise InvalidRequestError("the question is empty")
         earlier = self.store.questions(conversation_id) if conversation_id else []
         response = self.answer(question, earlier, mode, top_k, filters, llm, on_token,
-                               fts_level=fts_level, should_stop=should_stop)
+                               fts_level=fts_level, should_stop=should_stop,
+                               source_order=source_order)
         if should_stop is not None and should_stop():
             raise GenerationStopped("the request was cancelled (its client went away)")
         query = response.retrieval_question or question
@@ -79,6 +82,7 @@ class ChatsArea:
         max_tokens: int | None = None,
         fts_level: str | None = None,
         should_stop: Callable[[], bool] | None = None,
+        source_order: str | None = None,
     ) -> ChatResponse:
         """Answer `question` after the `earlier` questions (oldest first) without storing
         anything: a follow-up is retrieved together with the previous question (stateless
@@ -88,7 +92,7 @@ class ChatsArea:
         query = retrieval_question(question, earlier)
         response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token,
                                         max_tokens=max_tokens, fts_level=fts_level,
-                                        should_stop=should_stop)
+                                        should_stop=should_stop, source_order=source_order)
         response.question = question
         response.retrieval_question = query if query != question else None
         return response

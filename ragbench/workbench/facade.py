@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ragbench.answer import Answerer
 from ragbench.answer.saved import AnswerService
-from ragbench.archive import ARCHIVE_DIR, Archive
+from ragbench.archive import Archive, archive_root
 from ragbench.config import DEFAULT_WORKSPACE, Settings, load_settings
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import find_contradictions
@@ -107,7 +107,9 @@ class Workbench:
         self.resolve_runtime(measure=False)
         make_workspace_private(self.workspace)  # document text, originals, keys: owner only
         self.files_dir = self.workspace / "files"
-        self.archive_folder = Archive(self.workspace / ARCHIVE_DIR)
+        root, guarded = archive_root(self.workspace, self.settings.archive_dir)
+        self.archive_folder = Archive(root, owner=self.workspace, guarded=guarded)
+        self.archive_folder.claim(set(self.catalog.all_doc_ids()))  # another's: refused
         self.ingestor = Ingestor(
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings,
             self.files_dir, archive=self.archive_folder,

@@ -50,7 +50,9 @@ class ReportsArea:
 
     def __init__(self, wb: AnsweringParts) -> None:
         self._wb = wb
-        self.options = GenerationOptions(citation_header=wb.settings.citation_header)
+        self.options = GenerationOptions(
+            citation_header=wb.settings.citation_header,
+            reference_max_chunks=wb.settings.reference_max_chunks)
         """Retrieval depth and digest sizes used for every part (tests and benchmarks tune)."""
 
     @cached_property

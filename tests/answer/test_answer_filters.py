@@ -83,3 +83,33 @@ def test_table_rows_read_as_statements_in_answers(wb):
     assert "|" not in r.answer
     assert "Replication lag above 2 s under peak load" in r.answer
     assert "Mitigation: Run cutover on a Sunday" in r.answer
+
+
+def test_source_order_spec_puts_the_synthesized_source_first_and_keeps_search_order(wb):
+    from ragbench.errors import InvalidRequestError
+    from ragbench.workbench import Workbench
+
+    question = "When does the Postgres 16 migration finish?"
+    cited_first = wb.answers.ask(question)
+    spec = wb.answers.ask(question, source_order="spec")
+    assert spec.answer == cited_first.answer
+    # the default: cited sources in [n] order, the synthesized one last
+    numbers = [s.number for s in cited_first.sources if s.number is not None]
+    assert [s.number for s in cited_first.sources[:len(numbers)]] == list(
+        range(1, len(numbers) + 1))
+    assert cited_first.sources[-1].label == "synthesized"
+    # specs/001: the synthesized source at index 0, then the search's order, cited or not
+    assert spec.sources[0].label == "synthesized" and spec.sources[0].id is None
+    assert all(s.label != "synthesized" for s in spec.sources[1:])
+    searched = [h.chunk_id for h in wb.search.query(question)]
+    documents = [s.id for s in spec.sources[1:]]
+    assert documents[:len(searched)] == searched[:len(documents)]
+    # the same sources with the same numbers either way
+    assert sorted((s.id or "", s.number or 0) for s in spec.sources) == sorted(
+        (s.id or "", s.number or 0) for s in cited_first.sources)
+    with pytest.raises(InvalidRequestError, match="source order"):
+        wb.answers.ask(question, source_order="newest")
+    # the setting makes it the default (chats too)
+    again = Workbench(wb.workspace, wb.settings.model_copy(update={"source_order": "spec"}))
+    reply = again.chats.ask(question)
+    assert [s.id for s in reply.turn.response.sources] == [s.id for s in spec.sources]

@@ -338,3 +338,56 @@ def test_conforms_to_specs_004_header_validation_and_sources_lines(wb, http):
         assert lines[0] == "**Sources:**" and len(lines) == len(cited) + 1
         assert all(shape.match(line) for line in lines[1:]), lines
         assert all("](archive/" in line for line in lines[1:])
+
+
+def test_conforms_to_specs_000_evaluate_chunk_relevance_max_chunks_and_prompt(wb):
+    import inspect
+
+    from ragbench.answer.references import EVAL_PROMPT, evaluate_references
+    from ragbench.config import Settings
+
+    text = spec_text("000")
+    default = re.search(r"max_chunks: int = (\d+)", text)
+    assert default and int(default.group(1)) == 20
+    assert inspect.signature(evaluate_references).parameters["max_chunks"].default == 20
+    assert Settings().reference_max_chunks == 20 == wb.reports.options.reference_max_chunks
+    template = re.search(r"```\n(You are evaluating.*?Output as JSON array\.)\n```", text, re.S)
+    assert template
+    assert EVAL_PROMPT == template.group(1)  # the spec's template, word for word
+
+
+def test_conforms_to_specs_001_source_order_by_name(wb, http):
+    text = spec_text("001")
+    assert "at index 0" in text and "same ordering as returned by SearchService" in text
+    reply = http.post("/v1/chat", json={"message": QUESTION, "sourceOrder": "spec"}).json()
+    searched = [h.chunk_id for h in wb.search.query(QUESTION)]
+    documents = [s["id"] for s in reply["sources"] if s["label"] != "synthesized"]
+    assert documents and documents == searched[:len(documents)]
+    assert all(s["label"] != "synthesized" for s in reply["sources"][1:])
+
+
+def test_conforms_to_specs_004_archive_dir_with_the_specs_own_lookup(tmp_path):
+    import textwrap
+    from pathlib import Path
+    from typing import Optional
+
+    from ragbench.config import Settings
+    from tests.service.test_http_api import DOCS as TWO_DOCS
+
+    text = spec_text("004")
+    assert re.search(r"^ARCHIVE_DIR=\./archive$", text, re.M)  # the default: ./archive
+    code = re.search(r"(    def verify_archive_exists\(.*?return archive_path\.exists\(\))",
+                     text, re.S)
+    assert code
+    namespace: dict[str, Any] = {"Optional": Optional}
+    exec(textwrap.dedent(code.group(1)), namespace)  # noqa: S102 - the spec's reference code
+    folder = tmp_path / "published" / "archive"
+    wb = lens_workbench(tmp_path / "src", tmp_path / "ws", TWO_DOCS,
+                        Settings(archive_dir=str(folder)))
+    spec_processor = type("CitationProcessor", (), {"archive_dir": Path(folder)})()
+    documents = wb.library.documents()
+    assert documents and not (tmp_path / "ws" / "archive").exists()
+    for doc in documents:  # the spec's check finds every file the catalog links to
+        for uri in (doc.archive_browse_uri, doc.archive_download_uri):
+            assert namespace["verify_archive_exists"](spec_processor, uri), uri
+            assert wb.archive.original(uri)

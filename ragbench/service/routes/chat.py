@@ -55,7 +55,8 @@ def routes(wb: Workbench) -> APIRouter:
         def answer(should_stop: Callable[[], bool]) -> ChatApiResponse:
             reply = wb.chats.ask(request.message, request.conversationId, request.mode,
                                  request.topK, filters_of(request.lenses), request.llm,
-                                 fts_level=request.fts_level, should_stop=should_stop)
+                                 fts_level=request.fts_level, should_stop=should_stop,
+                                 source_order=request.sourceOrder)
             history = []
             for turn in wb.chats.get(reply.conversation_id).history[:-1]:
                 history += [HistoryItem(role="user", content=turn.response.question),
