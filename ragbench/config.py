@@ -160,6 +160,13 @@ class Settings(BaseModel):
         description="recognize text in images and scanned PDF pages with tesseract when it is "
         "installed (make ocr-deps); off, such files fail with that reason",
     )
+    graph_mode: Literal["improved", "spec"] = Field(
+        "improved",
+        description="context graph construction: 'improved' (distinctive key terms, normalised "
+        "periods, per-node caps, updated incrementally) or 'spec' (specs/002 exactly: "
+        "capitalised-word key terms, every pair of a source linked, one edge per pair, rebuilt "
+        "from every chunk after each change)",
+    )
     graph_similarity_threshold: float = Field(
         0.80, ge=0.5, le=0.95, description="cosine above which two chunks get a SIMILAR_TO edge"
     )

@@ -4,9 +4,10 @@
 graph's chunks with the catalog's indexed chunks and applies the difference incrementally
 (new chunks added, deleted ones removed), or builds from scratch when there is no graph yet,
 the graph settings changed, the saved files are torn (see `ContextGraph.load`) or the changes
-since the last full build exceed `REBUILD_FRACTION` of the corpus. Ingest, delete, reprocess
-and clear therefore need no graph code of their own: whoever asks next gets a graph that
-matches the catalog. Vectors come from Chroma, so nothing is re-embedded.
+since the last full build exceed `REBUILD_FRACTION` of the corpus (`graph_mode = "spec"`, the
+specs/002 construction, is rebuilt from every chunk after each change, as that spec says).
+Ingest, delete, reprocess and clear therefore need no graph code of their own: whoever asks
+next gets a graph that matches the catalog. Vectors come from Chroma, so nothing is re-embedded.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ Progress = Callable[[str, int, int], None]
 def params_from(settings: Settings) -> GraphParams:
     """Graph construction parameters from the settings."""
     return GraphParams(
+        mode=settings.graph_mode,
         similarity_threshold=settings.graph_similarity_threshold,
         min_shared_terms=settings.graph_min_shared_terms,
         degree_cap=settings.graph_degree_cap,
@@ -94,9 +96,11 @@ class GraphService:
             have = set(graph.index)
             added, removed = sorted(stored - have), sorted(have - stored)
             changed = graph.changed_since_build + len(added) + len(removed)
-            if (added or removed) and changed > REBUILD_FRACTION * max(len(stored), 1):
+            if (added or removed) and (self.params.mode == "spec"
+                                       or changed > REBUILD_FRACTION * max(len(stored), 1)):
                 # key terms were ranked against a corpus that has since changed a lot: a full
-                # build re-ranks them all, so the graph is the one `graph build` makes
+                # build re-ranks them all, so the graph is the one `graph build` makes (the
+                # spec's construction is always rebuilt from every chunk, as specs/002 says)
                 before = graph.snapshot()
                 graph = ContextGraph(self.params).build(*self._nodes(sorted(stored)))
                 edges = graph.inherit(before)  # edges it had keep their created_at
