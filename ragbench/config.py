@@ -155,6 +155,13 @@ class Settings(BaseModel):
         description="ingest of symbolic links: only those resolving inside the ingest root, "
         "all of them, or none",
     )
+    current_ingest_version: int = Field(
+        0, ge=0,
+        description="specs/004 CURRENT_INGEST_VERSION as a deployment guard (0 = none): set, a "
+        "process whose code ingests at another version refuses to open the workspace (so hosts "
+        "running different ragbench releases never stamp chunks with different versions); the "
+        "version itself is the code's (`ragbench versions`)",
+    )
     ocr: bool = Field(
         True,
         description="recognize text in images and scanned PDF pages with tesseract when it is "

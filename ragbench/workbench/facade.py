@@ -49,7 +49,7 @@ from ragbench.contradictions.scope import find_contradictions
 from ragbench.embeddings import CachedEmbedder, make_embedder
 from ragbench.embeddings import runtime as embedding_runtime
 from ragbench.embeddings.runtime import RuntimeChoice
-from ragbench.errors import StoreError
+from ragbench.errors import SettingsError, StoreError
 from ragbench.graph import ContextGraph, GraphService
 from ragbench.ingest import Ingestor, Progress
 from ragbench.ingest.library import Library
@@ -61,6 +61,7 @@ from ragbench.store.backends import open_stores
 from ragbench.store.catalog import catalog_error
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.private import make_workspace_private
+from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore
 from ragbench.workbench.areas import (
     AnswersArea,
@@ -76,6 +77,20 @@ from ragbench.workbench.jobs import JobsArea
 from ragbench.workbench.reports import ReportsArea
 
 logger = logging.getLogger(__name__)
+
+
+def check_ingest_version(settings: Settings) -> None:
+    """Refuse a deployment that expects another ingest version than this code's
+    (`current_ingest_version`, specs/004's CURRENT_INGEST_VERSION): chunks stamped by two
+    releases at once would make `reprocess` and staleness disagree between hosts.
+    """
+    expected = settings.current_ingest_version
+    if expected and expected != CURRENT_INGEST_VERSION:
+        raise SettingsError(
+            f"current_ingest_version is {expected} but this ragbench ingests at version "
+            f"{CURRENT_INGEST_VERSION}: run the release the deployment expects, or set "
+            f"current_ingest_version = {CURRENT_INGEST_VERSION} after upgrading every host "
+            "(then `ragbench reprocess` brings older chunks up)")
 
 ARCHIVE_SWEEP_MIN_AGE = 600.0
 """Seconds a stray archive folder must be old before opening removes it."""
@@ -97,6 +112,7 @@ class Workbench:
         self.workspace.mkdir(parents=True, exist_ok=True)
         # a copy: `auto` resolves in place below, for every stage holding these settings
         self.settings = (settings or load_settings(self.workspace)).model_copy()
+        check_ingest_version(self.settings)
         self.repair_on_open = repair_on_open
         self.write_lock = WorkspaceLock(self.workspace)
         self.stores = open_stores(self.workspace, self.settings)

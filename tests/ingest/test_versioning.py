@@ -266,3 +266,19 @@ def test_workspace_without_the_new_columns_keeps_opening(tmp_path, corpus):
     stale = old.maintenance.stale()
     assert len(stale) == 3 and all("v1 -> v" in s.reasons[0] for s in stale)
     assert all(len(s.reasons) == 1 for s in stale)  # same settings as the legacy columns
+
+
+@pytest.mark.integration
+def test_current_ingest_version_setting_guards_a_deployment_against_mixed_releases(tmp_path):
+    """specs/004 CURRENT_INGEST_VERSION by its name: set, a process whose code ingests at
+    another version refuses the workspace with a message naming both versions; the code's own
+    version (or no setting) opens it.
+    """
+    from ragbench.errors import SettingsError
+
+    Workbench(tmp_path / "ws", Settings(current_ingest_version=CURRENT_INGEST_VERSION))
+    with pytest.raises(SettingsError, match=rf"current_ingest_version is "
+                       rf"{CURRENT_INGEST_VERSION + 1} but this ragbench ingests at version "
+                       rf"{CURRENT_INGEST_VERSION}"):
+        Workbench(tmp_path / "ws", Settings(current_ingest_version=CURRENT_INGEST_VERSION + 1))
+    assert Workbench(tmp_path / "ws").catalog.chunk_count() == 0
