@@ -45,12 +45,19 @@ MODES = ("fts", "vector", "hybrid")
 
 
 def run_json(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    """Run one command; its stdout is one JSON object (the last `{...}` block printed)."""
+    """Run one command and read the JSON it prints: one object, or several one after the
+    other (then `{"parts": [...]}`).
+    """
     done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    out = done.stdout
-    return dict(json.loads(out[out.index("{"):]))
+    out, decoder, objects = done.stdout, json.JSONDecoder(), []
+    at = out.find("{")
+    while at >= 0:
+        value, end = decoder.raw_decode(out, at)
+        objects.append(value)
+        at = out.find("{", end)
+    return dict(objects[0]) if len(objects) == 1 else {"parts": objects}
 
 
 def retrieval(dataset: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -78,7 +85,7 @@ def reports(work: Path, env: dict[str, str]) -> dict[str, Any]:
 
 
 def side(name: str, url: str, env: dict[str, str], args: argparse.Namespace, shared: Path,
-         base: Path) -> dict[str, Any]:
+         base: Path, log: Path | None = None, reuse: Path | None = None) -> dict[str, Any]:
     """Every measurement on one backend (`url` empty: embedded), each command in fresh work
     folders under `base` and, on PostgreSQL, a schema of its own.
     """
@@ -90,14 +97,21 @@ def side(name: str, url: str, env: dict[str, str], args: argparse.Namespace, sha
 
     out: dict[str, Any] = {"retrieval": {}}
     started = time.perf_counter()
+    def keep() -> None:  # each part as it ends: a later failure loses nothing measured
+        if log is not None:
+            log.write_text(json.dumps(out, indent=2))
+
     for ds in args.datasets.split(","):
-        out["retrieval"][ds] = retrieval(shared / ds, base / f"{name}-beir-{ds}",
+        out["retrieval"][ds] = retrieval(shared / ds, reuse or base / f"{name}-beir-{ds}",
                                          env_for(f"beir_{ds}"))
+        keep()
     skip = set(filter(None, args.skip.split(",")))
     if "answers" not in skip:
-        out["answers"] = answers(base / f"{name}-answers", env_for("answers"))
+        out["answers"] = answers(reuse or base / f"{name}-answers", env_for("answers"))
+        keep()
     if "reports" not in skip:
         out["reports"] = reports(base / f"{name}-reports", env_for("reports"))
+        keep()
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -124,6 +138,11 @@ def main() -> None:
     ap.add_argument("--skip", default="", help="comma list: answers, reports")
     ap.add_argument("--runtime", default="torch", choices=("auto", "torch", "onnx", "onnx-int8"),
                     help="embedding runtime of both sides (torch: the same vectors on both)")
+    ap.add_argument("--embedded-work", type=Path, default=None,
+                    help="work root of the embedded side (reuse its content-keyed eval "
+                    "workspaces, e.g. benchmarks/results/work); default: fresh folders")
+    ap.add_argument("--log", type=Path, default=None,
+                    help="write each side's figures to LOG-<side>.json as they are measured")
     args = ap.parse_args()
 
     import pgserver  # the dev extra
@@ -135,8 +154,12 @@ def main() -> None:
         base = Path(tmp)
         server = pgserver.get_server(base / "pg", cleanup_mode="stop")
         try:
-            embedded = side("embedded", "", env, args, args.shared, base)
-            postgres = side("postgres", server.get_uri(), env, args, args.shared, base)
+            logs = {k: Path(f"{args.log}-{k}.json") if args.log else None
+                    for k in ("embedded", "postgres")}
+            embedded = side("embedded", "", env, args, args.shared, base, logs["embedded"],
+                            args.embedded_work)
+            postgres = side("postgres", server.get_uri(), env, args, args.shared, base,
+                            logs["postgres"])
         finally:
             server.cleanup()
     print(json.dumps({
