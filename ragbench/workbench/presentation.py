@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.anchors import ViewAnchor
+from ragbench.answer.sources import chunk_id_line
 from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.render import view_html
@@ -45,7 +46,7 @@ __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
     "EXPLORER_MESSAGE",
     "MODES", "VERSION", "REPORT_FORMATS", "BarCounts", "bar_counts", "bars_spec",
-    "distinct_findings", "link_reason",
+    "chunk_id_line", "distinct_findings", "link_reason",
     "lens_colour", "plain_label", "node_fields", "side_label", "REPORT_TEMPLATES",
     "ChatResponse", "Finding",
     "GenerationOptions", "LensCoverage", "PartVersion",
