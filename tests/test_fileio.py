@@ -38,7 +38,7 @@ def test_the_temporary_name_of_a_stopped_write_is_told_from_the_file(tmp_path):
     """A writer killed mid-write leaves its temporary file; `is_atomic_temp` names it so the
     stored originals' folder (ingest.originals.original_file) still finds the one original."""
     target = tmp_path / "report.pdf"
-    with pytest.raises(RuntimeError), atomic_writer(target) as handle:
+    with pytest.raises(RuntimeError), atomic_writer(target):
         (temporary,) = [p.name for p in tmp_path.iterdir()]
         raise RuntimeError("killed")
     assert is_atomic_temp(temporary)
