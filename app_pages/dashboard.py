@@ -5,8 +5,9 @@ next step: ask, write a report, or look at where the sources disagree most.
 import pandas as pd
 import streamlit as st
 
+from app_pages.charts import bar_chart
 from app_pages.common import backend_status, reprocess_with_progress, workbench
-from ragbench.workbench.presentation import bars_spec, distinct_findings, md_escape, side_label
+from ragbench.workbench.presentation import bar_counts, distinct_findings, md_escape, side_label
 
 TOP_DISAGREEMENTS = 3
 
@@ -152,13 +153,13 @@ if stats["chunks"]:
         st.subheader("Per lens")
         per_lens = pd.DataFrame.from_dict(stats["per_lens"], orient="index")
         per_lens.index.name = "lens"
-        st.vega_lite_chart(bars_spec(per_lens["chunks"].to_dict(), "lens", "chunks"),
-                           width="stretch")
+        st.altair_chart(bar_chart(bar_counts(per_lens["chunks"].to_dict(), "lens", "chunks")),
+                        width="stretch")
         st.dataframe(per_lens, width="stretch")
     with right:
         st.subheader("Per chunk type")
-        st.vega_lite_chart(bars_spec(stats["per_chunk_type"], "chunk type", "chunks"),
-                           width="stretch")
+        st.altair_chart(bar_chart(bar_counts(stats["per_chunk_type"], "chunk type", "chunks")),
+                        width="stretch")
         per_format = pd.Series(stats["per_format"], name="documents").rename_axis("format")
         st.dataframe(per_format, width="stretch")
 
@@ -206,6 +207,6 @@ else:
     gcols[3].metric("Density", f"{float(graph.get('density', 0.0)):.4f}")
     edge_types = graph.get("edge_types") or {}
     if edge_types:
-        st.vega_lite_chart(bars_spec(edge_types, "edge type", "edges"), width="stretch")
+        st.altair_chart(bar_chart(bar_counts(edge_types, "edge type", "edges")), width="stretch")
     elif not graph.get("nodes"):
         st.caption("The graph is empty: it is built as documents are ingested.")

@@ -11,20 +11,30 @@ across processes and threads.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_writer", "write_atomic"]
+__all__ = ["atomic_writer", "is_atomic_temp", "write_atomic"]
+
+_TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+
+
+def is_atomic_temp(name: str) -> bool:
+    """Whether `name` is the temporary name of an atomic write (`.<name>.<random>.tmp`): what a
+    writer that stopped mid-write leaves beside the file, to be told from the files themselves.
+    """
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 @contextmanager
 def atomic_writer(path: Path, mode: int = 0o666) -> Iterator[BinaryIO]:
     """A binary file that replaces `path` atomically when the block ends without an error."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")  # see is_atomic_temp
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as handle:

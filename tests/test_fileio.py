@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from ragbench.fileio import atomic_writer, write_atomic
+from ragbench.fileio import atomic_writer, is_atomic_temp, write_atomic
 
 pytestmark = pytest.mark.unit
 
@@ -32,3 +32,24 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
 def test_mode_sets_the_permissions(tmp_path):
     write_atomic(tmp_path / "private.json", "{}", mode=0o600)
     assert stat.S_IMODE((tmp_path / "private.json").stat().st_mode) == 0o600
+
+
+def test_the_temporary_name_of_a_stopped_write_is_told_from_the_file(tmp_path):
+    """A writer killed mid-write leaves its temporary file; `is_atomic_temp` names it so the
+    stored originals' folder (ingest.originals.original_file) still finds the one original."""
+    target = tmp_path / "report.pdf"
+    with pytest.raises(RuntimeError), atomic_writer(target):
+        (temporary,) = [p.name for p in tmp_path.iterdir()]
+        raise RuntimeError("killed")
+    assert is_atomic_temp(temporary)
+    assert not is_atomic_temp("report.pdf") and not is_atomic_temp(".pending")
+    assert not is_atomic_temp("notes.tmp") and not is_atomic_temp(".incoming.tmp")
+
+
+def test_original_file_passes_over_a_stopped_write(tmp_path):
+    from ragbench.ingest.originals import original_file
+
+    (tmp_path / "report.pdf").write_bytes(b"%PDF")
+    (tmp_path / ".pending").touch()
+    (tmp_path / ".report.pdf.0123456789ab.tmp").write_bytes(b"%P")
+    assert original_file(tmp_path) == tmp_path / "report.pdf"

@@ -7,7 +7,8 @@ Download link (the archived original, else the stored file). Links are relative 
 workspace (`archive/<doc_id>/...`, `files/<doc_id>/...`) unless a base is given: the
 `archive_base_url` setting (the spec's `ARCHIVE_BASE_URL`) or an export's `link_base`.
 Answers (every face), conversation and report exports share this code; exports add the lens
-after the page (`lens=True`).
+after the page (`lens=True`). `chunk_id_line` is the command line's line of a cited source by
+its ids.
 """
 
 from __future__ import annotations
@@ -40,6 +41,16 @@ class SourceLike(Protocol):
     @property
     def title(self) -> str | None:
         """The document title."""
+        ...
+
+    @property
+    def sourceId(self) -> str | None:  # noqa: N802 - the specs/001 wire name
+        """The document's source id."""
+        ...
+
+    @property
+    def chunkIndex(self) -> int | None:  # noqa: N802
+        """The chunk's position in its document."""
         ...
 
     @property
@@ -141,6 +152,15 @@ def source_line(source: SourceLike, base: str = "", lens: bool = False) -> str:
     if download:
         bits.append(f"[Download]({download})")
     return " | ".join(bits)
+
+
+def chunk_id_line(source: SourceLike, lens: bool = False) -> str:
+    """A cited source by its ids, `[n] <source id> #<chunk index>  (C:<chunk id>)` (`lens`:
+    ` (<lens>)` after the index): what the command line prints under the Sources lines, so a
+    passage can be opened by its chunk id.
+    """
+    return (f"[{source.number}] {source.sourceId} #{source.chunkIndex}"
+            + (f" ({source.lens})" if lens else "") + f"  (C:{source.id})")
 
 
 def sources_block(sources: Sequence[SourceLike], base: str = "") -> str:

@@ -18,7 +18,7 @@ from ragbench.cli.common import (
 )
 from ragbench.models import SearchFilters
 from ragbench.workbench import Workbench
-from ragbench.workbench.presentation import CHUNK_TYPES, MODES
+from ragbench.workbench.presentation import CHUNK_TYPES, MODES, chunk_id_line
 
 app = typer.Typer()
 PANEL = "Search and answers"
@@ -172,8 +172,7 @@ def ask(
         lines = [response.answer, ""]
         if response.sources_text:  # specs/004's Sources lines, then the chunk ids they cite
             lines += [response.sources_text, ""]
-            lines += [f"[{s.number}] {s.sourceId} #{s.chunkIndex}  (C:{s.id})"
-                      for s in response.sources if s.cited]
+            lines += [chunk_id_line(s) for s in response.sources if s.cited]
         if response.missing_archives:
             lines.append(f"archive files missing for: {', '.join(response.missing_archives)}")
         if response.invalid_citations:

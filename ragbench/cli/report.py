@@ -23,6 +23,7 @@ from ragbench.workbench.presentation import (
     REPORT_TEMPLATES,
     ReportBrief,
     ReportPart,
+    chunk_id_line,
 )
 
 app = typer.Typer()
@@ -70,7 +71,7 @@ def _part_lines(part: ReportPart) -> list[str]:
     lines += [part.current.text, ""]
     for s in part.current.sources:
         if s.cited:
-            lines.append(f"[{s.number}] {s.sourceId} #{s.chunkIndex} ({s.lens})  (C:{s.id})")
+            lines.append(chunk_id_line(s, lens=True))
     if part.current.references:
         lines.append("references: " + ", ".join(
             f"C:{r.chunk_id} {r.relevance:.2f}" for r in part.current.references))

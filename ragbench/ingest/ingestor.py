@@ -39,6 +39,7 @@ from ragbench.chunking.chunker import attach_table_headers, chunk_document
 from ragbench.config import Settings
 from ragbench.embeddings.embedders import CachedEmbedder
 from ragbench.errors import StoreError
+from ragbench.fileio import write_atomic
 from ragbench.ids import IdCollisionError, compute_doc_id, file_hash, text_hash
 from ragbench.ingest import versioning
 from ragbench.ingest.context import (
@@ -507,9 +508,7 @@ class Ingestor:
                 mark_pending(folder, unit.record)
                 # a new file swapped in, never rewritten in place: the archive's copy of the
                 # original may be a hard link to the old one (see ArchiveItem.source)
-                incoming = folder / ".incoming.tmp"
-                incoming.write_bytes(unit.data)
-                os.replace(incoming, folder / unit.record.file_name)
+                write_atomic(folder / unit.record.file_name, unit.data)
             except (OSError, ValueError) as e:
                 raise _OriginalNotWritten(
                     f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"

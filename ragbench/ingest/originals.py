@@ -20,11 +20,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ragbench.fileio import is_atomic_temp
 from ragbench.models import DocumentRecord
 
 PENDING = ".pending"
 SOURCE = ".source.json"
 MARKERS = frozenset({PENDING, SOURCE, ".incoming.tmp"})
+"""Names beside an original that are not it (`.incoming.tmp`: the temporary name originals were
+written under before they went through `ragbench.fileio.write_atomic`)."""
 
 
 class OriginalSource(BaseModel):
@@ -64,9 +67,12 @@ def is_pending(folder: Path) -> bool:
 
 
 def original_file(folder: Path) -> Path | None:
-    """The original in `folder` (the one file that is not a marker), if any."""
+    """The original in `folder` (the one file that is neither a marker nor the temporary file of
+    a write that stopped), if any.
+    """
     try:
-        files = [p for p in folder.iterdir() if p.is_file() and p.name not in MARKERS]
+        files = [p for p in folder.iterdir()
+                 if p.is_file() and p.name not in MARKERS and not is_atomic_temp(p.name)]
     except OSError:
         return None
     return files[0] if len(files) == 1 else None

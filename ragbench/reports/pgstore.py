@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from ragbench.errors import NotFoundError
 from ragbench.reports.models import PartVersion, Report, ReportBrief, ReportPart, ReportSummary
 from ragbench.reports.models import Source as CitedSource
-from ragbench.reports.store import ReportStore
+from ragbench.reports.store import ReportStore, assemble_report
 from ragbench.store.catalog import now_iso
 from ragbench.store.postgres import (
     PgCatalog,
@@ -75,22 +75,7 @@ class PgReportStore(ReportStore):
                 .where(_p.report_id == report_id).order_by(_v.version)).all()
             part_rows = conn.execute(sa.select(report_parts).where(_p.report_id == report_id)
                                      .order_by(_p.position)).mappings().all()
-        versions: dict[str, list[PartVersion]] = {}
-        for part_id, content in version_rows:
-            versions.setdefault(part_id, []).append(PartVersion.model_validate_json(content))
-        parts = []
-        for p in part_rows:
-            mine = versions.get(p["part_id"], [])
-            current = next((v for v in mine if v.version == p["version"]), None)
-            parts.append(ReportPart(
-                part_id=p["part_id"], position=p["position"], header=p["header"],
-                query=p["query"], kind=p["kind"], keywords=json.loads(p["keywords"]),
-                mood=p["mood"], current=current,
-                history=[v for v in mine if v.version != p["version"]]))
-        return Report(report_id=row["report_id"], title=row["title"], template=row["template"],
-                      brief=ReportBrief.model_validate_json(row["brief"]),
-                      lenses=json.loads(row["lenses"]), parts=parts,
-                      created_at=row["created_at"], updated_at=row["updated_at"])
+        return assemble_report(row, version_rows, part_rows)
 
     def summaries(self, limit: int = 200) -> list[ReportSummary]:
         """Reports, most recently changed first."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
+from typing import Any
 
 from ragbench.errors import NotFoundError
 from ragbench.reports.models import (
@@ -65,26 +67,14 @@ class ReportStore:
         row = conn.execute("SELECT * FROM reports WHERE report_id = ?", (report_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no report {report_id!r} (see `ragbench report list`)")
-        versions: dict[str, list[PartVersion]] = {}
-        for v in conn.execute(
-                "SELECT v.part_id, v.content FROM report_part_versions v JOIN report_parts p "
-                "ON p.part_id = v.part_id WHERE p.report_id = ? ORDER BY v.version", (report_id,)):
-            versions.setdefault(v["part_id"], []).append(
-                PartVersion.model_validate_json(v["content"]))
-        parts = []
-        for p in conn.execute("SELECT * FROM report_parts WHERE report_id = ? ORDER BY position",
-                              (report_id,)):
-            mine = versions.get(p["part_id"], [])
-            current = next((v for v in mine if v.version == p["version"]), None)
-            parts.append(ReportPart(
-                part_id=p["part_id"], position=p["position"], header=p["header"],
-                query=p["query"], kind=p["kind"], keywords=json.loads(p["keywords"]),
-                mood=p["mood"], current=current,
-                history=[v for v in mine if v.version != p["version"]]))
-        return Report(report_id=row["report_id"], title=row["title"], template=row["template"],
-                      brief=ReportBrief.model_validate_json(row["brief"]),
-                      lenses=json.loads(row["lenses"]), parts=parts,
-                      created_at=row["created_at"], updated_at=row["updated_at"])
+        version_rows = conn.execute(
+            "SELECT v.part_id, v.content FROM report_part_versions v JOIN report_parts p "
+            "ON p.part_id = v.part_id WHERE p.report_id = ? ORDER BY v.version",
+            (report_id,)).fetchall()
+        part_rows = conn.execute(
+            "SELECT * FROM report_parts WHERE report_id = ? ORDER BY position",
+            (report_id,)).fetchall()
+        return assemble_report(row, version_rows, part_rows)
 
     def summaries(self, limit: int = 200) -> list[ReportSummary]:
         """Reports, most recently changed first."""
@@ -186,3 +176,25 @@ class ReportStore:
         if cur.rowcount == 0:
             raise NotFoundError(f"no report {report_id!r} (see `ragbench report list`)")
 
+
+def assemble_report(row: Any, version_rows: Iterable[Any], part_rows: Iterable[Any]) -> Report:
+    """A `Report` from its stored rows, the same on SQLite and PostgreSQL: the `reports` row,
+    every (part_id, content) of its part versions in version order, and its `report_parts` rows
+    in position order (rows read by column name, as sqlite3.Row and SQLAlchemy mappings are).
+    """
+    versions: dict[str, list[PartVersion]] = {}
+    for part_id, content in version_rows:
+        versions.setdefault(part_id, []).append(PartVersion.model_validate_json(content))
+    parts = []
+    for p in part_rows:
+        mine = versions.get(p["part_id"], [])
+        current = next((v for v in mine if v.version == p["version"]), None)
+        parts.append(ReportPart(
+            part_id=p["part_id"], position=p["position"], header=p["header"],
+            query=p["query"], kind=p["kind"], keywords=json.loads(p["keywords"]),
+            mood=p["mood"], current=current,
+            history=[v for v in mine if v.version != p["version"]]))
+    return Report(report_id=row["report_id"], title=row["title"], template=row["template"],
+                  brief=ReportBrief.model_validate_json(row["brief"]),
+                  lenses=json.loads(row["lenses"]), parts=parts,
+                  created_at=row["created_at"], updated_at=row["updated_at"])

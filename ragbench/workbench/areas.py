@@ -88,6 +88,17 @@ def read_original(wb: WorkbenchParts, uri: str) -> bytes:
         return data
 
 
+def open_passage(wb: WorkbenchParts, source: Source, target: CitationTarget) -> PassageView:
+    """`passage_view` of a cited `source` at its resolved `target`, reading the document text,
+    the archive view and the original from this workspace (what Chat and Reports open).
+    """
+    return passage_view(source, target,
+                        document_text=wb.catalog.document_text,
+                        read_view=wb.archive_folder.read_text,
+                        read_original=lambda uri: read_original(wb, uri),
+                        workspace=wb.workspace)
+
+
 class _Area:
     def __init__(self, wb: WorkbenchParts) -> None:
         self._wb = wb
@@ -314,12 +325,7 @@ class AnswersArea(_Area):
         around it, its pages, the archive view at it and the original (`passage_view`).
         """
         assert source.id, "a cited source has a chunk id"
-        wb = self._wb
-        return passage_view(source, self.resolve_citation(source.id),
-                            document_text=wb.catalog.document_text,
-                            read_view=wb.archive_folder.read_text,
-                            read_original=lambda uri: read_original(wb, uri),
-                            workspace=wb.workspace)
+        return open_passage(self._wb, source, self.resolve_citation(source.id))
 
 
 class GraphArea(_Area):

@@ -9,9 +9,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.anchors import ViewAnchor
+from ragbench.answer.sources import chunk_id_line
 from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
 from ragbench.archive.render import view_html
@@ -42,7 +45,8 @@ from ragbench.workbench.passages import PassageView, ViewParts
 __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
     "EXPLORER_MESSAGE",
-    "MODES", "VERSION", "REPORT_FORMATS", "bars_spec", "distinct_findings", "link_reason",
+    "MODES", "VERSION", "REPORT_FORMATS", "BarCounts", "bar_counts", "bars_spec",
+    "chunk_id_line", "distinct_findings", "link_reason",
     "lens_colour", "plain_label", "node_fields", "side_label", "REPORT_TEMPLATES",
     "ChatResponse", "Finding",
     "GenerationOptions", "LensCoverage", "PartVersion",
@@ -96,14 +100,38 @@ def distinct_findings(findings: Sequence[Finding], limit: int | None = None) -> 
     return out[:limit] if limit is not None else out
 
 
+class BarCounts(BaseModel):
+    """What a horizontal bar chart of counts shows (lenses, chunk types, edge types): the
+    library gives the data, the page draws it (app_pages/charts.py, through Altair).
+
+    `category` and `value` name the two axes and are the keys of each row of `rows()`.
+    """
+
+    category: str
+    value: str
+    counts: dict[str, int | float]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One `{category: label, value: count}` row a bar, labels as text."""
+        return [{self.category: label, self.value: count} for label, count in self.counts.items()]
+
+
+def bar_counts(counts: dict[str, Any], category: str, value: str) -> BarCounts:
+    """`counts` as the data of a bar chart whose axes are `category` and `value`."""
+    return BarCounts(category=category, value=value,
+                     counts={str(k): v for k, v in counts.items()})
+
+
 def bars_spec(counts: dict[str, Any], category: str, value: str) -> dict[str, Any]:
     """A Vega-Lite horizontal bar chart of `counts` whose category labels are never cut
     ("TEMPORAL_OVERLAP", "team-conversational" in full), for `st.vega_lite_chart`.
+
+    Kept only for the Graph page's edge-type bars until that page draws `bar_counts` through
+    app_pages/charts.py as the Dashboard does; the two draw the same chart.
     """
-    rows = [{category: str(k), value: v} for k, v in counts.items()]
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-        "data": {"values": rows},
+        "data": {"values": bar_counts(counts, category, value).rows()},
         "height": {"step": 26},
         "mark": {"type": "bar", "tooltip": True},
         "encoding": {

@@ -34,8 +34,8 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
-from ragbench.workbench.areas import AnsweringParts, read_original
-from ragbench.workbench.passages import PassageView, passage_view
+from ragbench.workbench.areas import AnsweringParts, open_passage
+from ragbench.workbench.passages import PassageView
 
 TokenStream = Callable[[str, str], None]
 """on_token(part_id, delta): model text as it is written (LLM path only)."""
@@ -223,12 +223,7 @@ class ReportsArea:
         """
         if not source.id:
             raise InvalidRequestError("this source has no passage")
-        wb = self._wb
-        return passage_view(source, self.resolve_citation(source.id),
-                            document_text=wb.catalog.document_text,
-                            read_view=wb.archive_folder.read_text,
-                            read_original=lambda uri: read_original(wb, uri),
-                            workspace=wb.workspace)
+        return open_passage(self._wb, source, self.resolve_citation(source.id))
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
         """A cited chunk: live from the catalog, else the passage stored with a report or a

@@ -126,3 +126,14 @@ def test_sources_block_in_the_spec_format_with_the_archive_base_url():
     assert "[View](https://kb.example/ws/archive/a3f2b1c8/" in sources_block(
         [cited], "https://kb.example/ws/")
     assert sources_block([other]) == ""
+
+
+def test_chunk_id_line_names_a_cited_source_by_its_ids():
+    """The command line's line under the Sources lines (ask, and report parts with the lens)."""
+    from ragbench.answer.answerer import Source
+    from ragbench.answer.sources import chunk_id_line
+
+    cited = Source(number=2, id="abcdef012345", sourceId="team/plan.md", chunkIndex=4,
+                   lens="team")
+    assert chunk_id_line(cited) == "[2] team/plan.md #4  (C:abcdef012345)"
+    assert chunk_id_line(cited, lens=True) == "[2] team/plan.md #4 (team)  (C:abcdef012345)"

@@ -11,8 +11,8 @@ import zipfile
 import pytest
 
 from ragbench.parsers import EmptyDocumentError, parse_bytes
+from tests.parsers.conftest import check_blocks
 from tests.parsers.test_ocr import FakeOcr, draw
-from tests.parsers.test_parsers_fixtures import check_blocks
 
 pytestmark = pytest.mark.unit
 

@@ -19,8 +19,7 @@ from ragbench.ingest.ingestor import partial_note
 from ragbench.parsers import EmptyDocumentError, ParseError, detect_format, parse_bytes
 from ragbench.parsers import ocr as ocr_module
 from ragbench.parsers.ocr import OcrError, resolve_ocr
-from tests.parsers.test_parsers import make_pdf
-from tests.parsers.test_parsers_fixtures import check_blocks
+from tests.parsers.conftest import check_blocks, make_pdf
 
 pytestmark = pytest.mark.unit
 

@@ -22,6 +22,7 @@ from ragbench.parsers import (
     ParseError,
     parse_bytes,
 )
+from tests.parsers.conftest import check_blocks
 
 pytestmark = pytest.mark.unit
 
@@ -73,16 +74,6 @@ def load(name: str) -> ParsedDocument:
         pytest.skip(ABSENT)
     path = DOCS / name
     return parse_bytes(path.read_bytes(), path.name)
-
-
-def check_blocks(doc: ParsedDocument) -> None:
-    previous_end = 0
-    for block in doc.blocks:
-        piece = doc.text[block.start_char : block.end_char]
-        assert piece and piece == piece.strip()
-        assert block.start_char >= previous_end
-        previous_end = block.end_char
-    assert previous_end <= len(doc.text)
 
 
 @pytest.mark.parametrize("name", FILES or [pytest.param("-", marks=pytest.mark.skip(ABSENT))])

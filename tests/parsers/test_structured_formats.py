@@ -11,7 +11,7 @@ import json
 import pytest
 
 from ragbench.parsers import EmptyDocumentError, ParseError, detect_format, parse_bytes
-from tests.parsers.test_parsers_fixtures import check_blocks
+from tests.parsers.conftest import check_blocks
 
 pytestmark = pytest.mark.unit
 
