@@ -31,7 +31,7 @@ from typing import Any
 
 from ragbench.answer.extractive import Extract, question_terms
 from ragbench.contradictions import Finding
-from ragbench.contradictions.detector import place_nouns
+from ragbench.contradictions.sentences import place_nouns
 from ragbench.contradictions.values import MILESTONE_STEMS
 from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult
