@@ -48,8 +48,6 @@ from ragbench.answer.extractive import (
     MIN_COVERAGE,
     NOT_FOUND,
     Extract,
-    asks_for_place,
-    asks_for_value,
     extract,
     extractive_answer,
 )
@@ -61,6 +59,7 @@ from ragbench.answer.generation import (
     write_cited,
 )
 from ragbench.answer.llm import ChatModel, ContextWindowError, LLMError, OpenAIChat
+from ragbench.answer.questions import asks_for_place, asks_for_value
 from ragbench.answer.references import Reference, evaluate_references
 from ragbench.answer.sources import sources_block, time_span
 from ragbench.chunking.tokenizer import encode_tokens

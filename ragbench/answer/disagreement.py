@@ -29,9 +29,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ragbench.answer.extractive import Extract, question_terms
+from ragbench.answer.extractive import Extract
+from ragbench.answer.questions import question_terms
 from ragbench.contradictions import Finding
-from ragbench.contradictions.detector import place_nouns
+from ragbench.contradictions.sentences import place_nouns
 from ragbench.contradictions.values import MILESTONE_STEMS
 from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult

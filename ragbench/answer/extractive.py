@@ -38,18 +38,28 @@ close in meaning and shares some of its words, the answer is "Not found in sourc
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from ragbench.lexical import WORD, content_words, stem
+from ragbench.answer.candidates import (
+    W_MEANING,
+    Candidate,
+    antecedent_chain,
+    dangling_penalty,
+    gather_candidates,
+    score_words,
+)
+from ragbench.answer.questions import (
+    answer_type_bonus,
+    is_broad,
+    is_digest,
+    question_terms,
+    who_role,
+)
 from ragbench.models import RetrievalResult
 from ragbench.writing.meaning import VECTORS, SentenceEmbedder
-from ragbench.writing.passages import Passage, passages
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +74,6 @@ COSINE_FLOOR = 0.35
 """Below this the words matched but the meaning did not ("capital of France" vs "coverage in
 France and Italy"): no support on words alone."""
 SHORTLIST = 8
-MAX_CHAIN = 3
-"""A dangling passage is answered with at most this many sentences (itself included)."""
 BRIDGE_BONUS = 0.35
 BRIDGE_PER_DOC = 2
 """A retrieved document named in the best passages (by its title) but not in the question is
@@ -76,40 +84,14 @@ MEANING_BUDGET_MS = 250.0
 """A budget for embedding passages per answer, for callers that prefer speed to stable
 answers (the p95 target of a whole answer is 500 ms); `extract` uses none by default."""
 """Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
-W_LEXICAL, W_MEANING, W_RANK = 0.5, 1.0, 0.05
-CONTEXT_CREDIT = 0.5
 LEAD_BONUS = 0.1
 """For a document's first sentence: what it is about, said by the document itself."""
 NOVELTY = 0.5
 """Bonus per share of the question's weight that a pick adds to what earlier picks cover."""
-FRAMING = frozenset(stem(w) for w in (
-    "say", "says", "said", "tell", "told", "mention", "mentions", "think", "thinks", "describe",
-    "describes", "explain", "explains", "summarise", "summarize", "summary", "overview",
-    "according", "know", "anything", "something", "give", "list", "please", "write", "writes",
-    "report", "reports"))
-"""Words that frame a question rather than ask for evidence (compared as stems)."""
-_DIGEST = re.compile(
-    r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|give (?:me )?(?:an? )?(?:overview|summary|"
-    r"digest)|overview|outline)\b|\b(?:summary|overview|digest) of\b|"
-    r"\b(?:what|which) are the (?:main |key |biggest |top |major |open |known )?"
-    r"(?:risks|concerns|issues|challenges|themes|takeaways|questions|problems|points)\b", re.I)
-_BROAD = re.compile(r"\bwhat (?:does|do|did) .+ (?:say|think|write|report|plan)\b|"
-                    r"\btell me about\b|\bwhat do we know\b|\bstatus of\b", re.I)
 DIGEST_GROUPS, DIGEST_PER_GROUP = 4, 2
-FRAMING_AS_WRITTEN = frozenset(("planned", "expected", "scheduled", "supposed", "due",
-                                "happen", "happens", "happening", "going"))
-ANSWER_TYPE_BONUS = 0.1
 ROLE_BONUS = 0.3
 """For a passage that names who holds the role a "who wrote / owns …" question asks about
 (`WhoRole`): a byline is short and far in meaning from the question, yet it is the answer."""
-_WHEN = re.compile(r"^\s*(?:when|by when|until when|what (?:year|date|month|day|time|quarter|"
-                   r"century|decade))\b|\bin (?:what|which) (?:year|month|quarter)\b", re.I)
-_HOW_MUCH = re.compile(r"\bhow (?:many|much|big|large|old|long|far|often|tall)\b|"
-                       r"\bwhat (?:is|was|are|were) the (?:number|price|cost|size|population|"
-                       r"percentage|share|rate|amount|total)\b|\b(?:cost|costs|price)\b", re.I)
-_TIME = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b|\b[QH][1-4]\b|\b(?:jan|feb|mar|apr|may|jun|"
-                   r"jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|"
-                   r"jun|jul|aug|sep|oct|nov|dec)", re.I)
 
 
 class Extract(BaseModel):
@@ -135,171 +117,7 @@ class Extraction(BaseModel):
         default_factory=list, description="the best-scored candidates (chosen or not)")
 
 
-@dataclass
-class _Candidate:
-    passage: Passage
-    result: RetrievalResult
-    rank: int
-    siblings: list[Passage]
-    terms: set[str]
-    context: set[str]
-    coverage: float = 0.0
-    cosine: float | None = None
-    score: float = 0.0
-    words: set[str] = field(default_factory=set)
-    complete: bool = False
-    """Every question word is in the passage or in what it is filed under."""
-    lead: bool = False
-    """The first answerable passage of a document (its defining sentence, as a rule)."""
-    weights: dict[str, float] = field(default_factory=dict)
-    """The question words it holds, each with its share of the question's weight."""
-    says_who: bool = False
-    """It names who holds the role a "who wrote / owns …" question asks about (`WhoRole`)."""
-
-
-
-
-def question_terms(question: str) -> set[str]:
-    """The question's evidence words: content stems minus the words that frame a question
-    ("say", "summarise"; "planned" and "expected" as written, so "the Team plan" still counts).
-    """
-    kept = " ".join(w for w in WORD.findall(question) if w.lower() not in FRAMING_AS_WRITTEN)
-    words = set(content_words(kept))
-    return (words - FRAMING) or words or set(content_words(question))
-
-
-def _answer_type_bonus(question: str, text: str) -> float:
-    """A passage that holds the kind of value the question asks for (a time, a figure)."""
-    if _WHEN.search(question):
-        return ANSWER_TYPE_BONUS if _TIME.search(text) else 0.0
-    if _HOW_MUCH.search(question):
-        return ANSWER_TYPE_BONUS if re.search(r"\d", text) else 0.0
-    return 0.0
-
-
-_WHO = re.compile(r"\bwho(?:m|se)?\b|\bwhich (?:team|squad|person|people|group|department|"
-                  r"engineer|manager)\b", re.I)
-_ROLES = (  # (question words asking who did it, labels that say who, "<verb> by" phrasings)
-    (r"wrote|written|writes?|writers?|authors?|authored", r"authors?|written by|prepared by",
-     r"written|prepared|authored"),
-    (r"owns?|owned|owners?|responsible", r"owners?|responsible|accountable", r"owned"),
-    (r"review(?:s|ed|ers?)?", r"reviewers?|reviewed by", r"reviewed"),
-    (r"approv(?:e|es|ed|ers?|al)", r"approvers?|approved by", r"approved"),
-    (r"decid(?:e|es|ed|ers?)|decision", r"deciders?|decided by", r"decided"),
-)
-
-
-@dataclass(frozen=True)
-class WhoRole:
-    """What a "who wrote / owns / reviewed … ?" question asks: the labels that answer it
-    ("Author:", "Owner:", "written by Ines") and the question's stems that ask it.
-
-    Such labels sit in bylines and table cells, which are otherwise never answer sentences
-    (a byline says who wrote a document, not what it says); for this question they are the
-    answer.
-    """
-
-    says: re.Pattern[str]
-    terms: frozenset[str]
-
-    def answers(self, text: str, words: set[str], q_terms: set[str]) -> bool:
-        """Whether `text` names who holds the role for what the question is about: it has
-        the label, and it or what it is filed under (heading, document title) holds at least
-        half of the question's other words; an "Author:" line of another document does not
-        answer "Who wrote ADR-007?".
-        """
-        rest = q_terms - self.terms
-        return bool(self.says.search(text)) and len(rest & words) * 2 >= len(rest)
-
-
-def who_role(question: str) -> WhoRole | None:
-    """The role a "who …" question asks about, or None (see `WhoRole`)."""
-    if not _WHO.search(question):
-        return None
-    labels, verbs, terms = [], [], set()
-    for asks, says, by in _ROLES:
-        found = [w for w in WORD.findall(question) if re.fullmatch(asks, w, re.I)]
-        if found:
-            labels.append(says)
-            verbs.append(by)
-            terms |= {stem(w) for w in found}
-    if not labels:
-        return None
-    pattern = re.compile(rf"(?:^|[\s(.;|\u2014-])\**(?:{'|'.join(labels)})\**\s*:|"
-                         rf"\b(?:{'|'.join(verbs)}) by\s+(?-i:[A-Z])", re.I)
-    return WhoRole(pattern, frozenset(terms))
-
-
-def asks_for_value(question: str) -> bool:
-    """Whether the question asks for a time or an amount ("when…", "how many…", "what does…
-    cost"): the values sources dispute, so its answer looks wider for disagreement.
-    """
-    return bool(_WHEN.search(question) or _HOW_MUCH.search(question))
-
-
-_WHERE = re.compile(r"^\s*where\b|\bwhere (?:do|does|did|is|are|was|were|will|would|should)\b|"
-                    r"\b(?:in|to) (?:what|which) (?:country|countries|region|city|place|"
-                    r"location|site|data ?cent(?:er|re)|cloud)\b|"
-                    r"\bwhich (?:country|region|city|location|site|data ?cent(?:er|re))\b", re.I)
-
-
-def asks_for_place(question: str) -> bool:
-    """Whether the question asks where something is ("where do the logs live?", "in which
-    region…"): its answer also looks for sources that put the thing in different places.
-    """
-    return bool(_WHERE.search(question))
-
-
-def is_digest(question: str) -> bool:
-    """Whether the question asks for a summary or a list of risks/issues (grouped digest)."""
-    return bool(_DIGEST.search(question))
-
-
-def is_broad(question: str) -> bool:
-    """A question that should draw on several documents (digest, "what does X say", few words)."""
-    return (is_digest(question) or bool(_BROAD.search(question))
-            or len(question_terms(question)) <= 2)
-
-
-def _candidates(q_terms: set[str], results: Sequence[RetrievalResult],
-                role: WhoRole | None = None) -> list[_Candidate]:
-    out: list[_Candidate] = []
-    for rank, result in enumerate(results):
-        meta = set(content_words(" ".join(filter(None, (
-            result.lens.replace("-", " ").replace("_", " "), result.source_title,
-            result.section_path, result.file_name.rsplit(".", 1)[0].replace("-", " "))))))
-        siblings = passages(result.text, result.table_header)
-        lead = result.chunk_index == 0
-        for passage in siblings:
-            if not passage.answerable and (role is None or passage.kind != "byline"):
-                continue  # headings, labels; bylines only answer who-questions
-            words = set(content_words(passage.text))
-            filed = meta | set(content_words(passage.heading))
-            says_who = role is not None and role.answers(passage.text, words | filed, q_terms)
-            if not passage.answerable and not says_who:
-                continue
-            is_lead, lead = lead and passage.kind == "sentence", False
-            if says_who and role is not None:  # "Owner: Tomasz" answers "who owns …"
-                words |= role.terms & q_terms
-            context = (filed & q_terms) - words
-            out.append(_Candidate(passage, result, rank, siblings, words & q_terms, context,
-                                  words=words, complete=q_terms <= words | context,
-                                  lead=is_lead, says_who=says_who))
-    return out
-
-
-def _score(candidates: list[_Candidate], q_terms: set[str]) -> None:
-    df = Counter(t for c in candidates for t in c.terms)
-    idf = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in q_terms}
-    total = sum(idf.values()) or 1.0
-    for c in candidates:
-        c.weights = {t: idf[t] / total for t in c.terms}
-        c.weights.update({t: CONTEXT_CREDIT * idf[t] / total for t in c.context})
-        c.coverage = sum(c.weights.values())
-        c.score = W_LEXICAL * c.coverage + W_RANK / (1 + c.rank)
-
-
-def _meant(c: _Candidate) -> str:
+def _meant(c: Candidate) -> str:
     """The text whose meaning is compared with the question: the passage, and for a line
     that says who wrote or owns something, the document title it is about too ("Author:
     Ines Carvalho" alone is far in meaning from "Who wrote the residency design?").
@@ -309,7 +127,7 @@ def _meant(c: _Candidate) -> str:
     return c.passage.text
 
 
-def _add_meaning(question: str, shortlist: list[_Candidate],
+def _add_meaning(question: str, shortlist: list[Candidate],
                  embedder: SentenceEmbedder | None, budget_ms: float | None) -> None:
     """Cosines of the question and the shortlisted passages (as many as the budget allows at
     the embedder's recent speed, best first; cached passages cost nothing).
@@ -338,8 +156,8 @@ def _add_meaning(question: str, shortlist: list[_Candidate],
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 
-def _bridge_candidates(question: str, shortlist: list[_Candidate],
-                       candidates: list[_Candidate]) -> list[_Candidate]:
+def _bridge_candidates(question: str, shortlist: list[Candidate],
+                       candidates: list[Candidate]) -> list[Candidate]:
     """The best passages of retrieved documents whose title the two best passages mention
     and the question does not (see `BRIDGE_BONUS`), shortlisted or not.
     """
@@ -356,7 +174,7 @@ def _bridge_candidates(question: str, shortlist: list[_Candidate],
             continue
         if re.search(rf"(?<!\w){re.escape(title)}(?!\w)", said):
             named.add(c.result.doc_id)
-    hops: list[_Candidate] = []
+    hops: list[Candidate] = []
     for doc_id in named:
         members = sorted((c for c in candidates if c.result.doc_id == doc_id),
                          key=lambda c: -c.score)
@@ -364,7 +182,7 @@ def _bridge_candidates(question: str, shortlist: list[_Candidate],
     return hops
 
 
-def _supports(c: _Candidate) -> bool:
+def _supports(c: Candidate) -> bool:
     """Support for an answer: enough of the question's words (and, when meaning is measured
     and some question word is nowhere in the passage or its context, not unrelated in
     meaning), or close meaning with some of its words.
@@ -375,43 +193,24 @@ def _supports(c: _Candidate) -> bool:
         or (c.cosine >= MIN_COSINE and c.coverage >= MIN_COVERAGE / 2)
 
 
-def _chain(c: _Candidate) -> list[Passage] | None:
-    """The passage with the sentences before it up to the one that names what its pronoun
-    refers to ("Logan is ... It covers ... It is the largest ..."), at most `MAX_CHAIN`
-    sentences; None when a dangling passage has no such sentence within reach.
-    """
-    chain = [c.passage]
-    while chain[0].dangling:
-        if chain[0].antecedent is None or len(chain) >= MAX_CHAIN:
-            return None
-        chain.insert(0, c.siblings[chain[0].antecedent])
-    return chain
-
-
-def _dangling_penalty(c: _Candidate) -> None:
-    if c.passage.dangling:
-        chain = _chain(c)
-        c.score = c.score - 0.03 * (len(chain) - 1) if chain else c.score * 0.6
-
-
-def _extract_of(c: _Candidate, group: str | None = None) -> Extract:
+def _extract_of(c: Candidate, group: str | None = None) -> Extract:
     """The passage as answered: with the sentence(s) before it when it opens with a pronoun
     and they say what the pronoun stands for.
     """
     p = c.passage
-    chain = _chain(c) or [p]
+    chain = antecedent_chain(c) or [p]
     return Extract(chunk_id=c.result.chunk_id, text=" ".join(x.text for x in chain),
                    start_char=chain[0].start, end_char=p.end, kind=p.kind,
                    score=round(c.score, 4), group=group)
 
 
-def _similar(a: _Candidate, b: _Candidate) -> bool:
+def _similar(a: Candidate, b: Candidate) -> bool:
     if not a.words or not b.words:
         return a.passage.text.lower() == b.passage.text.lower()
     return len(a.words & b.words) / len(a.words | b.words) >= 0.7
 
 
-def _adjusted(c: _Candidate, chosen: list[_Candidate], covered: set[str],
+def _adjusted(c: Candidate, chosen: list[Candidate], covered: set[str],
               doc_penalty: float) -> float:
     """A candidate's score given the picks so far (see `_select`)."""
     same = sum(1 for x in chosen if x.result.doc_id == c.result.doc_id)
@@ -419,13 +218,13 @@ def _adjusted(c: _Candidate, chosen: list[_Candidate], covered: set[str],
     return c.score - doc_penalty * same + NOVELTY * novel
 
 
-def _select(ranked: list[_Candidate], n: int, doc_penalty: float) -> list[_Candidate]:
+def _select(ranked: list[Candidate], n: int, doc_penalty: float) -> list[Candidate]:
     """Greedy picks by adjusted score: a penalty per pick already from the same document, a
     bonus for question words no pick holds yet ("X or Y?" hears about both).
     """
     best = ranked[0].score
     pool = [c for c in ranked if c.score >= best * 0.55 and _supports_some(c)]
-    chosen: list[_Candidate] = []
+    chosen: list[Candidate] = []
     covered: set[str] = set()
     while pool and len(chosen) < n:
         scores = [_adjusted(c, chosen, covered, doc_penalty) for c in pool]
@@ -441,19 +240,19 @@ def _select(ranked: list[_Candidate], n: int, doc_penalty: float) -> list[_Candi
     return chosen
 
 
-def _supports_some(c: _Candidate) -> bool:
+def _supports_some(c: Candidate) -> bool:
     """A candidate worth adding after the first: some words of the question, or close meaning."""
     return c.coverage > 0 or (c.cosine or 0.0) >= MIN_COSINE
 
 
-def _group_of(c: _Candidate, by_lens: bool) -> str:
+def _group_of(c: Candidate, by_lens: bool) -> str:
     return c.result.lens if by_lens else (c.result.source_title or c.result.file_name)
 
 
-def _digest(ranked: list[_Candidate], results: Sequence[RetrievalResult]) -> list[Extract]:
+def _digest(ranked: list[Candidate], results: Sequence[RetrievalResult]) -> list[Extract]:
     by_lens = len({r.lens for r in results}) > 1
     best = ranked[0].score
-    groups: dict[str, list[_Candidate]] = {}
+    groups: dict[str, list[Candidate]] = {}
     for c in ranked:
         if c.score < best * 0.45 or not _supports_some(c):
             continue
@@ -484,19 +283,19 @@ def extract(
     if not q_terms or not results:
         return Extraction(text=NOT_FOUND)
     role = who_role(question)
-    candidates = _candidates(q_terms, results, role)
+    candidates = gather_candidates(q_terms, results, role)
     if not candidates:
         return Extraction(text=NOT_FOUND)
-    _score(candidates, q_terms)
+    score_words(candidates, q_terms)
     for c in candidates:
-        c.score += ROLE_BONUS if c.says_who else _answer_type_bonus(question, c.passage.text)
+        c.score += ROLE_BONUS if c.says_who else answer_type_bonus(question, c.passage.text)
         if c.lead:
             c.score += LEAD_BONUS
     candidates.sort(key=lambda c: -c.score)
     shortlist = candidates[:SHORTLIST]
     _add_meaning(question, shortlist, embedder, budget_ms)
     for c in shortlist:
-        _dangling_penalty(c)
+        dangling_penalty(c)
     shortlist.sort(key=lambda c: -c.score)
     hops = _bridge_candidates(question, shortlist, candidates)
     if hops:
@@ -504,7 +303,7 @@ def extract(
         fresh = [c for c in hops if id(c) not in listed]
         _add_meaning(question, fresh, embedder, budget_ms)
         for c in fresh:
-            _dangling_penalty(c)
+            dangling_penalty(c)
         for c in hops:
             c.score += BRIDGE_BONUS
         shortlist = sorted(shortlist + fresh, key=lambda c: -c.score)

@@ -16,7 +16,7 @@ from ragbench.answer import ChatResponse
 from ragbench.chats.models import ChatTurn, Conversation, ConversationSummary
 from ragbench.chats.store import ConversationStore, title_of
 from ragbench.errors import InvalidRequestError, NotFoundError
-from ragbench.store.catalog import now_iso
+from ragbench.store.catalog_base import now_iso
 from ragbench.store.postgres import PgCatalog, answers, conversation_turns, conversations
 
 _turns = conversation_turns.c

@@ -13,7 +13,8 @@ import sqlite3
 from ragbench.answer import ChatResponse
 from ragbench.chats.models import ChatTurn, Conversation, ConversationSummary
 from ragbench.errors import InvalidRequestError, NotFoundError
-from ragbench.store.catalog import Catalog, now_iso
+from ragbench.store.catalog import Catalog
+from ragbench.store.catalog_base import now_iso
 
 TITLE_CHARS = 80
 """A new conversation is titled by its first question, cut to this many characters."""

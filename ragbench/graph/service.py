@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from ragbench.config import Settings
-from ragbench.graph.model import GRAPH_DIR, ContextGraph, GraphError, GraphNode, GraphParams
+from ragbench.graph.base import GRAPH_DIR
+from ragbench.graph.model import ContextGraph, GraphError, GraphNode, GraphParams
 from ragbench.models import GraphUpdate
 from ragbench.store.catalog import Catalog
 

@@ -52,7 +52,8 @@ from ragbench.ingest.versioning import StaleDocument
 from ragbench.jobs.models import JobState, JobStatus, QueuedUploads
 from ragbench.jobs.queue import JobRunner
 from ragbench.models import FileResult, IngestReport
-from ragbench.store.catalog import Catalog, now_iso
+from ragbench.store.catalog import Catalog
+from ragbench.store.catalog_base import now_iso
 from ragbench.store.originals import PgOriginals
 
 logger = logging.getLogger(__name__)

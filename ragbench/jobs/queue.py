@@ -16,7 +16,7 @@ from ragbench.errors import NotFoundError
 from ragbench.ingest.versioning import ReprocessReport
 from ragbench.jobs.models import JobState, QueuedUploads
 from ragbench.models import IngestReport
-from ragbench.store.catalog import now_iso
+from ragbench.store.catalog_base import now_iso
 
 IngestUploads = Callable[[Sequence[tuple[str, bytes]], str | None], IngestReport]
 """The facade's upload ingest (screening, ingest, graph update): (items, lens) -> report."""

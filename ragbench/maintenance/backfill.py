@@ -43,7 +43,8 @@ from ragbench.ids import compute_chunk_id, text_hash
 from ragbench.ingest.context import Summarizer, apply_context, document_date, document_header
 from ragbench.ingest.versioning import reachable_version, recorded_signature, signature_of
 from ragbench.models import CHUNK_TYPES, Chunk, DocumentRecord
-from ragbench.store.catalog import UPDATABLE_CHUNK_FIELDS, Catalog
+from ragbench.store.catalog import Catalog
+from ragbench.store.catalog_base import UPDATABLE_CHUNK_FIELDS
 from ragbench.store.vectors import VectorStore
 
 FIELDS = ("chunk_type", "section_path", "offsets", "line_from", "line_to", "page_number",

@@ -17,7 +17,7 @@ from ragbench.errors import NotFoundError
 from ragbench.reports.models import PartVersion, Report, ReportBrief, ReportPart, ReportSummary
 from ragbench.reports.models import Source as CitedSource
 from ragbench.reports.store import ReportStore, assemble_report
-from ragbench.store.catalog import now_iso
+from ragbench.store.catalog_base import now_iso
 from ragbench.store.postgres import (
     PgCatalog,
     report_part_versions,

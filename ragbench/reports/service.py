@@ -41,7 +41,7 @@ from ragbench.reports.models import (
 )
 from ragbench.reports.store import ReportStore
 from ragbench.reports.templates import PartSpec, outline
-from ragbench.store.catalog import now_iso
+from ragbench.store.catalog_base import now_iso
 from ragbench.writing import statement_key
 
 

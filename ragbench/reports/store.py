@@ -23,7 +23,8 @@ from ragbench.reports.models import (
     ReportSummary,
     Source,
 )
-from ragbench.store.catalog import Catalog, now_iso
+from ragbench.store.catalog import Catalog
+from ragbench.store.catalog_base import now_iso
 
 
 class ReportStore:

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from ragbench.ids import file_hash
-from ragbench.store.catalog import now_iso
+from ragbench.store.catalog_base import now_iso
 
 _meta = sa.MetaData()
 originals = sa.Table(

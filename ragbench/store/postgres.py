@@ -45,11 +45,11 @@ from ragbench.errors import BackendUnsupportedError, StoreError
 from ragbench.ids import text_hash
 from ragbench.lexical import STOPWORDS, query_words, stem
 from ragbench.models import Chunk, DocumentRecord, SearchFilters
-from ragbench.store.catalog import (
+from ragbench.store.catalog import Catalog
+from ragbench.store.catalog_base import (
     CHUNK_META_FIELDS,
     UPDATABLE_CHUNK_FIELDS,
     UPDATABLE_DOCUMENT_FIELDS,
-    Catalog,
     check_fields,
     now_iso,
 )

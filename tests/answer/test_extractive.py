@@ -9,7 +9,8 @@ import pytest
 
 from ragbench.answer.answerer import NOT_FOUND, extractive_answer
 from ragbench.answer.disagreement import disagreement_text, prompt_block, relevant
-from ragbench.answer.extractive import extract, is_digest, question_terms
+from ragbench.answer.extractive import extract
+from ragbench.answer.questions import is_digest, question_terms
 from ragbench.contradictions import Finding
 from ragbench.models import RetrievalResult
 from ragbench.writing.passages import passages, row_statement

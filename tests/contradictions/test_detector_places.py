@@ -4,7 +4,7 @@ ships them to another country)."""
 
 import pytest
 
-from ragbench.answer.extractive import asks_for_place
+from ragbench.answer.questions import asks_for_place
 from ragbench.contradictions import conflicts
 from ragbench.contradictions.detector import claims
 

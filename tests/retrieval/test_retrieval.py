@@ -9,7 +9,7 @@ from ragbench.evaluation.beir import EvalError, load_beir, mrr_at, ndcg_at, reca
 from ragbench.evaluation.metrics import average, query_metrics
 from ragbench.models import SearchFilters
 from ragbench.retrieval.retriever import fuse, max_fuse, rrf_fuse, score_fuse
-from ragbench.store.catalog import fts_query
+from ragbench.store.catalog_base import fts_query
 from tests.conftest import lens_workbench
 
 DOCS = {
