@@ -2,7 +2,7 @@
 
 - `fts`: SQLite FTS5 bm25 over the Snowball stems of chunk text (or whole documents with
   `fts_level="media"`); user text is reduced to quoted stems, less a standard stop list and
-  each as often as it was said (`store.catalog.fts_query`), never passed as MATCH syntax.
+  each as often as it was said (`store.catalog_base.fts_query`), never passed as MATCH syntax.
 - `vector`: cosine similarity in Chroma; every hit is resolved through the catalog, so orphan
   vectors and filtered-out chunks never surface.
 - `hybrid`: fusion of the two candidate lists: each list's scores divided by its best score and

@@ -258,7 +258,7 @@ def _first_line(error: BaseException) -> str:
 
 
 def query_terms(text: str) -> dict[str, int]:
-    """The words of a full-text query with how often it says each, as `catalog.fts_query`
+    """The words of a full-text query with how often it says each, as `catalog_base.fts_query`
     picks them (`lexical.query_words`: the query stop list left out unless nothing else is
     left, a word said twice counted twice).
     """
