@@ -9,13 +9,14 @@ escaped Markdown, or inside the explorer's sandboxed frame, escaped; never as li
 import pandas as pd
 import streamlit as st
 
+from app_pages.charts import bar_chart
 from app_pages.common import workbench
 from ragbench.errors import RagbenchError
 from ragbench.workbench.presentation import (
     DEFAULT_EDGE_TYPES,
     EDGE_TYPES,
     EXPLORER_MESSAGE,
-    bars_spec,
+    bar_counts,
     distinct_findings,
     link_reason,
     md_escape,
@@ -80,7 +81,7 @@ cols[1].metric("Edges", f"{stats['edges']:,}")
 cols[2].metric("Components", f"{stats['components']:,}")
 cols[3].metric("Density", f"{stats['density']:.4f}")
 cols[4].metric("Median degree", stats["degree"]["median"])
-st.vega_lite_chart(bars_spec(stats["edge_types"], "edge type", "edges"), width="stretch")
+st.altair_chart(bar_chart(bar_counts(stats["edge_types"], "edge type", "edges")), width="stretch")
 
 # the Dashboard opens the Contradictions tab by setting this key before switching here
 tab_explore, tab_contra = st.tabs(["Explore a chunk", "Contradictions"], key="graph_tab",

@@ -45,7 +45,7 @@ from ragbench.workbench.passages import PassageView, ViewParts
 __all__ = [
     "ACCEPTED_EXTENSIONS", "CHUNK_TYPES", "DEFAULT_EDGE_TYPES", "EDGE_COLOURS", "EDGE_TYPES",
     "EXPLORER_MESSAGE",
-    "MODES", "VERSION", "REPORT_FORMATS", "BarCounts", "bar_counts", "bars_spec",
+    "MODES", "VERSION", "REPORT_FORMATS", "BarCounts", "bar_counts",
     "chunk_id_line", "distinct_findings", "link_reason",
     "lens_colour", "plain_label", "node_fields", "side_label", "REPORT_TEMPLATES",
     "ChatResponse", "Finding",
@@ -120,26 +120,6 @@ def bar_counts(counts: dict[str, Any], category: str, value: str) -> BarCounts:
     """`counts` as the data of a bar chart whose axes are `category` and `value`."""
     return BarCounts(category=category, value=value,
                      counts={str(k): v for k, v in counts.items()})
-
-
-def bars_spec(counts: dict[str, Any], category: str, value: str) -> dict[str, Any]:
-    """A Vega-Lite horizontal bar chart of `counts` whose category labels are never cut
-    ("TEMPORAL_OVERLAP", "team-conversational" in full), for `st.vega_lite_chart`.
-
-    Kept only for the Graph page's edge-type bars until that page draws `bar_counts` through
-    app_pages/charts.py as the Dashboard does; the two draw the same chart.
-    """
-    return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-        "data": {"values": bar_counts(counts, category, value).rows()},
-        "height": {"step": 26},
-        "mark": {"type": "bar", "tooltip": True},
-        "encoding": {
-            "y": {"field": category, "type": "nominal", "sort": "-x", "title": None,
-                  "axis": {"labelLimit": 0, "labelFontSize": 12}},
-            "x": {"field": value, "type": "quantitative", "title": value},
-        },
-    }
 
 
 _MARK_OPEN, _MARK_CLOSE = "\u2e28", "\u2e29"
