@@ -146,6 +146,7 @@ class StubEmbedder:
         self.by_text = dict(zip(data.query_texts, data.query_vectors, strict=False))
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The stored vector of `text`."""
         return self.by_text[text]
 
 
@@ -199,7 +200,7 @@ def run_postgres(url: str, data: Data, size: int) -> dict[str, Any]:
         out.update(measure(catalog, vectors, data))
         with engine.connect() as conn:
             plan = conn.execute(sa.text(
-                "EXPLAIN SELECT chunk_id FROM chunk_vectors ORDER BY "
+                "EXPLAIN SELECT chunk_id FROM chunk_vectors ORDER BY "  # noqa: S608
                 f"embedding::vector({DIM}) <=> CAST(:q AS vector) LIMIT 10"),
                 {"q": json.dumps(data.query_vectors[0].tolist())}).scalars().all()
             out["uses_hnsw_index"] = any("chunk_vectors_hnsw" in line for line in plan)
