@@ -252,7 +252,7 @@ def main() -> None:
             if "postgres" in args.backends:
                 import pgserver
 
-                server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="stop")
+                server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="delete")
                 out["postgres_server"] = "pgserver PostgreSQL 16 + pgvector 0.6.2"
             for size in args.sizes:
                 data = Data(size, args.queries)
