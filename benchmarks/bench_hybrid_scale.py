@@ -1,0 +1,276 @@
+"""Hybrid query latency at scale on both storage backends, and HNSW recall@10 (issue 30).
+
+For each size N (chunks) and each backend it builds one workspace store and measures:
+
+- `build_s`: writing N chunks through the catalog's own write path
+  (`Catalog.insert_document` inside `Catalog.transaction()`, 100 chunks a document, 20
+  documents a transaction; the FTS index is SQLite FTS5 on the embedded backend, the
+  generated `tsvector` column with its GIN index on PostgreSQL) and N vectors through the
+  vector store's `upsert` (Chroma's HNSW on the embedded backend; pgvector's HNSW, `m` 16,
+  `ef_construction` 200, built as rows arrive, on PostgreSQL), 2000 vectors a call;
+- `hybrid_ms`: p50 / p95 of the real `Retriever.search(query, mode="hybrid", top_k=10)` with
+  the default settings (FTS and vector candidates 100 deep each, fused, resolved through the
+  catalog), the query's vector handed over by a stub embedder so the model's time is not in it;
+  also `fts_ms` and `vector_ms` (the two halves, same path with `mode="fts"` / `"vector"`);
+- `recall_at_10`: the share of the exact top 10 (numpy, cosine, over all N vectors) that the
+  store's `query(vector, 10)` returns (`hnsw.ef_search` / Chroma `ef_search` 1000 as shipped).
+
+The data, said in the JSON too: chunk TEXT is real (SciFact abstracts from
+`../shared/datasets/scifact`, cut into passages of about 60 words, repeated in a shuffled order
+to reach N, so passages recur N / P times); the VECTORS are stored random unit vectors drawn
+around 64 centres (384-dimensional like all-MiniLM-L6-v2; not embeddings of the text), and the
+queries are SciFact's queries (their text for FTS) with random vectors around the same
+centres. PostgreSQL is a private PostgreSQL 16 + pgvector 0.6.2 (pgserver, the dev extra) in a
+temporary folder; the embedded store is a temporary workspace folder. Not run by the tests.
+
+    python benchmarks/bench_hybrid_scale.py [--sizes 10000 100000] [--queries 200]
+        [--backends postgres embedded]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from machine import machine_info  # noqa: E402
+
+SCIFACT = ROOT.parent / "shared" / "datasets" / "scifact"
+DIM = 384
+CHUNKS_PER_DOC = 100
+DOCS_PER_TX = 20
+PASSAGE_WORDS = 60
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def passages() -> list[str]:
+    """SciFact abstracts (title and text) cut into passages of about PASSAGE_WORDS words."""
+    out: list[str] = []
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            words = f"{doc.get('title', '')}. {doc.get('text', '')}".split()
+            for i in range(0, len(words), PASSAGE_WORDS):
+                if len(words[i:i + PASSAGE_WORDS]) >= 10:
+                    out.append(" ".join(words[i:i + PASSAGE_WORDS]))
+    return out
+
+
+def query_texts(count: int) -> list[str]:
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    return [texts[i % len(texts)] for i in range(count)]
+
+
+class Data:
+    """N chunk texts, their vectors, and the queries (text + vector)."""
+
+    def __init__(self, n: int, queries: int, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        pool = passages()
+        order = np.concatenate([rng.permutation(len(pool))
+                                for _ in range(n // len(pool) + 1)])[:n]
+        self.texts = [pool[i] for i in order]
+        self.distinct = len(set(order.tolist()))
+        centres = unit(rng.normal(size=(64, DIM)))
+        spread = 0.6 / np.sqrt(DIM)
+        self.vectors = unit(centres[rng.integers(0, 64, size=n)]
+                            + spread * rng.normal(size=(n, DIM))).astype(np.float32)
+        self.ids = [f"c{i:08d}" for i in range(n)]
+        self.lenses = [("a", "b", "c", "d")[i % 4] for i in range(n)]
+        self.query_texts = query_texts(queries)
+        self.query_vectors = unit(centres[rng.integers(0, 64, size=queries)]
+                                  + spread * rng.normal(size=(queries, DIM))).astype(np.float32)
+
+
+def build(catalog: Any, vectors: Any, data: Data) -> dict[str, float]:
+    """Write every chunk through the catalog and every vector through the store."""
+    from ragbench.models import Chunk, DocumentRecord
+
+    n = len(data.ids)
+    start = time.perf_counter()
+    docs = range(0, n, CHUNKS_PER_DOC)
+    batch: list[tuple[DocumentRecord, str, list[Chunk]]] = []
+    for d, first in enumerate(docs):
+        doc_id = f"d{d:07d}"
+        lens = data.lenses[first]
+        parts = data.texts[first:first + CHUNKS_PER_DOC]
+        text = "\n\n".join(parts)
+        chunks, at = [], 0
+        for j, part in enumerate(parts):
+            chunks.append(Chunk(
+                chunk_id=data.ids[first + j], doc_id=doc_id, chunk_index=j,
+                total_chunks=len(parts), start_char=at, end_char=at + len(part), text=part,
+                token_count=len(part.split()), chunk_type="text", lens=lens,
+                embedding_text=part))
+            at += len(part) + 2
+        record = DocumentRecord(
+            doc_id=doc_id, source_id=f"bench/{doc_id}.txt", file_name=f"{doc_id}.txt",
+            format="text", file_hash=f"h{d}", size_bytes=len(text), title=doc_id, lens=lens,
+            root_doc_id=doc_id, embedding_model="random-unit-vectors", chunk_count=len(parts))
+        batch.append((record, text, chunks))
+        if len(batch) == DOCS_PER_TX or d == len(docs) - 1:
+            with catalog.transaction() as conn:
+                for rec, txt, chs in batch:
+                    catalog.insert_document(conn, rec, txt, chs)
+            batch = []
+    catalog_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for i in range(0, n, 2000):
+        vectors.upsert(data.ids[i:i + 2000], data.vectors[i:i + 2000],
+                       [{"lens": data.lenses[j], "chunk_type": "text",
+                         "doc_id": f"d{j // CHUNKS_PER_DOC:07d}"}
+                        for j in range(i, min(n, i + 2000))])
+    vectors_s = time.perf_counter() - start
+    return {"catalog_s": round(catalog_s, 1), "vectors_s": round(vectors_s, 1),
+            "build_s": round(catalog_s + vectors_s, 1)}
+
+
+class StubEmbedder:
+    """Hands the retriever the stored query vector of a query text."""
+
+    def __init__(self, data: Data) -> None:
+        self.by_text = dict(zip(data.query_texts, data.query_vectors, strict=False))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The stored vector of `text`."""
+        return self.by_text[text]
+
+
+def percentiles(times: list[float]) -> dict[str, float]:
+    return {"p50": round(float(np.percentile(times, 50)), 1),
+            "p95": round(float(np.percentile(times, 95)), 1)}
+
+
+def measure(catalog: Any, vectors: Any, data: Data) -> dict[str, Any]:
+    from ragbench.config import Settings
+    from ragbench.retrieval.retriever import Retriever
+
+    embedder = StubEmbedder(data)
+    retriever = Retriever(catalog, lambda: vectors, lambda: embedder, Settings())
+    # each query text is met once in the timed loop (texts repeat only past 1109 queries)
+    out: dict[str, Any] = {}
+    retriever.search(data.query_texts[0], mode="hybrid", top_k=10)  # warm caches
+    for mode in ("hybrid", "fts", "vector"):
+        times, empty = [], 0
+        for text in data.query_texts:
+            t = time.perf_counter()
+            hits = retriever.search(text, mode=mode, top_k=10)
+            times.append((time.perf_counter() - t) * 1000)
+            empty += not hits
+        out[f"{mode}_ms"] = percentiles(times)
+        if empty:
+            out[f"{mode}_empty_results"] = empty
+    recalls = []
+    for q in data.query_vectors:
+        exact = {data.ids[j] for j in np.argsort(-(data.vectors @ q))[:10]}
+        got = {c for c, _ in vectors.query(q, 10)}
+        recalls.append(len(exact & got) / 10)
+    out["recall_at_10"] = round(float(np.mean(recalls)), 4)
+    return out
+
+
+def run_postgres(url: str, data: Data, size: int) -> dict[str, Any]:
+    import sqlalchemy as sa
+
+    from ragbench.store.pgvectors import PgVectors
+    from ragbench.store.postgres import PgCatalog, connect
+
+    schema = f"bench_{size}"
+    engine = connect(url, schema)
+    try:
+        catalog = PgCatalog(engine, schema)
+        vectors = PgVectors(engine, schema)
+        out: dict[str, Any] = build(catalog, vectors, data)
+        with engine.begin() as conn:
+            conn.execute(sa.text("ANALYZE chunks; ANALYZE chunk_vectors"))
+        out.update(measure(catalog, vectors, data))
+        with engine.connect() as conn:
+            plan = conn.execute(sa.text(
+                "EXPLAIN SELECT chunk_id FROM chunk_vectors ORDER BY "  # noqa: S608
+                f"embedding::vector({DIM}) <=> CAST(:q AS vector) LIMIT 10"),
+                {"q": json.dumps(data.query_vectors[0].tolist())}).scalars().all()
+            out["uses_hnsw_index"] = any("chunk_vectors_hnsw" in line for line in plan)
+        with engine.begin() as tx:
+            tx.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        return out
+    finally:
+        engine.dispose()
+
+
+def run_embedded(folder: Path, data: Data) -> dict[str, Any]:
+    from ragbench.store.catalog import Catalog
+    from ragbench.store.vectors import forget_client, open_vectors
+
+    folder.mkdir(parents=True)
+    catalog = Catalog(folder / "catalog.sqlite")
+    vectors = open_vectors(folder / "chroma")
+    try:
+        out: dict[str, Any] = build(catalog, vectors, data)
+        out.update(measure(catalog, vectors, data))
+        return out
+    finally:
+        catalog.close()
+        forget_client(folder / "chroma")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--backends", nargs="+", default=["postgres", "embedded"],
+                        choices=["postgres", "embedded"])
+    args = parser.parse_args()
+
+    out: dict[str, Any] = {
+        "machine": machine_info(),
+        "data": {
+            "text": "real: SciFact abstracts cut into ~60-word passages, repeated in shuffled "
+                    "order to reach N (FTS runs on real words)",
+            "vectors": f"stored random unit vectors around 64 centres, dim {DIM} (not "
+                       "embeddings of the text)",
+            "queries": f"{args.queries} SciFact query texts with random query vectors",
+            "write_path": "Catalog.insert_document in Catalog.transaction (20 docs x 100 "
+                          "chunks per transaction) + VectorStore.upsert (2000 per call)"},
+        "sizes": {}}
+    server = None
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+        try:
+            if "postgres" in args.backends:
+                import pgserver
+
+                server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="delete")
+                out["postgres_server"] = "pgserver PostgreSQL 16 + pgvector 0.6.2"
+            for size in args.sizes:
+                data = Data(size, args.queries)
+                entry: dict[str, Any] = {"distinct_passages": data.distinct}
+                for backend in args.backends:
+                    print(f"# {size} chunks, {backend} ...", file=sys.stderr, flush=True)
+                    if backend == "postgres":
+                        assert server is not None
+                        entry[backend] = run_postgres(server.get_uri(), data, size)
+                    else:
+                        entry[backend] = run_embedded(Path(tmp) / f"embedded_{size}", data)
+                    print(f"# {json.dumps(entry[backend])}", file=sys.stderr, flush=True)
+                out["sizes"][str(size)] = entry
+        finally:
+            if server is not None:
+                server.cleanup()
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
