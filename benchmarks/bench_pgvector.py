@@ -41,7 +41,8 @@ def main() -> None:
     import sqlalchemy as sa
 
     from ragbench.store.pgvectors import PgVectors
-    from ragbench.store.postgres import PgCatalog, connect
+    from ragbench.store.postgres import PgCatalog
+    from ragbench.store.postgres_base import connect
 
     rng = np.random.default_rng(0)
     centres = unit(rng.normal(size=(64, args.dim)))

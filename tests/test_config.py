@@ -20,11 +20,11 @@ from ragbench.config import (
     INGEST_FIELDS,
     SETTINGS_FILE,
     Settings,
-    SettingsError,
     load_settings,
     read_settings_file,
     save_settings,
 )
+from ragbench.errors import SettingsError
 
 pytestmark = pytest.mark.unit
 
@@ -362,7 +362,7 @@ def test_api_key_is_never_shown_in_errors(tmp_path, monkeypatch):
 
 def test_loader_is_used_only_through_load_settings():
     with pytest.raises(SettingsError, match="load_settings"):
-        config._SettingsLoader()
+        config.loading._SettingsLoader()
 
 
 # --- the file ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ process is storing (vectors written, catalog not yet committed) is waited for, n
 A check alone changes nothing.
 
 On the PostgreSQL backend (a shared catalog) the lock is the database's advisory lock
-(`ragbench.store.postgres.PgAdvisoryLock`, exclusive here, shared by every store step on every
+(`ragbench.store.postgres_base.PgAdvisoryLock`, exclusive here, shared by every store step on every
 host), and the checks are the ones about the shared stores: vectors against the catalog's
 chunks (orphans deleted, missing ones re-derived from the embedding cache), vector metadata,
 and this host's `files/` leftovers. The archive and the context graph are this host's and lag
@@ -45,7 +45,7 @@ from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore, open_vectors, remove_vectors
 
 if TYPE_CHECKING:  # SQLAlchemy is imported only where PostgreSQL is used
-    from ragbench.store.postgres import PgAdvisoryLock
+    from ragbench.store.postgres_base import PgAdvisoryLock
 
 logger = logging.getLogger(__name__)
 

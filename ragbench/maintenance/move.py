@@ -89,7 +89,7 @@ def to_postgres(
     """
     from ragbench.store.originals import PgOriginals
     from ragbench.store.pgvectors import PgVectors
-    from ragbench.store.postgres import connect, migrate
+    from ragbench.store.postgres_base import connect, migrate
 
     engine = connect(url, schema)
     try:

@@ -60,7 +60,7 @@ class Stores:
         """The workspace's `PgAdvisoryLock` (postgres), None for an embedded workspace."""
         if self.backend != "postgres":
             return None
-        from ragbench.store.postgres import PgAdvisoryLock
+        from ragbench.store.postgres_base import PgAdvisoryLock
 
         return PgAdvisoryLock(self.engine, self.schema)
 
@@ -73,7 +73,8 @@ class Stores:
 def open_stores(workspace: Path, settings: Settings) -> Stores:
     """The stores `settings` choose for `workspace` (see the module docstring)."""
     if settings.database_url:
-        from ragbench.store.postgres import PgCatalog, connect
+        from ragbench.store.postgres import PgCatalog
+        from ragbench.store.postgres_base import connect
 
         engine = connect(settings.database_url, settings.database_schema)
         try:

@@ -516,7 +516,7 @@ class MaintenanceArea(_Area):
         or `schema`), a PostgreSQL one into the new folder `target`.
         """
         from ragbench.maintenance import move
-        from ragbench.store.postgres import redacted
+        from ragbench.store.postgres_base import redacted
 
         wb = self._wb
         where, pg_schema = move.parse_target(target, schema)

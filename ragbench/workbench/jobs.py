@@ -23,7 +23,8 @@ from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench.parts import WorkbenchParts
 
 if TYPE_CHECKING:
-    from ragbench.jobs.pgqueue import PgJobQueue, WorkerReport
+    from ragbench.jobs.pgqueue import PgJobQueue
+    from ragbench.jobs.pgworker import WorkerReport
 
 FINISHED = ("done", "failed")
 
@@ -152,7 +153,8 @@ class JobsArea:
     def work(self, once: bool = False, concurrency: int = 1, name: str | None = None,
              stalled_after: float | None = None) -> WorkerReport:
         """Run queued jobs in this process (see `PgJobQueue.work`)."""
-        from ragbench.jobs.pgqueue import STALLED_AFTER, PgJobQueue
+        from ragbench.jobs.pgqueue import PgJobQueue
+        from ragbench.jobs.pgworker import STALLED_AFTER
 
         queue = self._wb.job_queue
         if not isinstance(queue, PgJobQueue):

@@ -12,7 +12,8 @@ from ragbench.reports.context import GenerationOptions
 from ragbench.reports.generator import PartGenerator
 from ragbench.reports.pgstore import PgReportStore
 from ragbench.reports.service import ReportService
-from ragbench.store.postgres import PgCatalog, connect
+from ragbench.store.postgres import PgCatalog
+from ragbench.store.postgres_base import connect
 from tests.conftest import lens_workbench, postgres_settings
 from tests.reports.helpers import FakeSearch, chunks, find_contradictions
 from tests.reports.test_reports_unit import (  # noqa: F401  (collected here with this `service`)

@@ -19,7 +19,8 @@ from ragbench.config import Settings, load_settings
 from ragbench.errors import BackendUnsupportedError, SettingsError, StoreError
 from ragbench.models import SearchFilters
 from ragbench.store.pgvectors import PgVectors
-from ragbench.store.postgres import MIGRATIONS_DIR, PgCatalog, connect
+from ragbench.store.postgres import PgCatalog
+from ragbench.store.postgres_base import MIGRATIONS_DIR, connect
 from ragbench.workbench import Workbench
 from tests.conftest import lens_workbench, postgres_settings
 

@@ -1,4 +1,4 @@
-"""Alembic migrations of the PostgreSQL backend (`ragbench.store.postgres.migrate` runs them).
+"""Alembic migrations of the PostgreSQL backend (`ragbench.store.postgres_base.migrate` runs them).
 
 One schema per workspace: `env.py` runs every step with the workspace schema first on the
 search path and keeps Alembic's version table in that schema, so several workspaces in one

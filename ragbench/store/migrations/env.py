@@ -1,4 +1,4 @@
-"""Alembic environment: runs the steps on the connection `ragbench.store.postgres.migrate`
+"""Alembic environment: runs the steps on the connection `ragbench.store.postgres_base.migrate`
 passes in (`config.attributes["connection"]`), inside its transaction and advisory lock.
 
 There is no alembic.ini and no offline (SQL script) mode: ragbench migrates a workspace when it
