@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol, cast, get_args
 
 from ragbench.answer import ChatResponse, Source
-from ragbench.answer.answerer import SourceOrder
+from ragbench.answer.response import SourceOrder
 from ragbench.answer.saved import CitationTarget
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
