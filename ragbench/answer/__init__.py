@@ -5,8 +5,9 @@ validates every `[C:chunk_id]` against the retrieved chunks and attaches referen
 (which chunks shaped the text, specs/000).
 """
 
-from ragbench.answer.answerer import Answerer, ChatResponse, Source
+from ragbench.answer.answerer import Answerer
 from ragbench.answer.llm import ChatModel, LLMError, OpenAIChat
 from ragbench.answer.references import Reference
+from ragbench.answer.response import ChatResponse, Source
 
 __all__ = ["Answerer", "ChatModel", "ChatResponse", "LLMError", "OpenAIChat", "Reference", "Source"]

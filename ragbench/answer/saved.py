@@ -13,14 +13,10 @@ import time
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import (
-    Answerer,
-    ChatResponse,
-    FindContradictions,
-    Source,
-    SourceOrder,
-)
+from ragbench.answer.answerer import Answerer
+from ragbench.answer.evidence import FindContradictions
 from ragbench.answer.generation import StopCheck, TokenSink, stop_if_asked
+from ragbench.answer.response import ChatResponse, Source, SourceOrder
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.errors import InvalidRequestError, NotFoundError

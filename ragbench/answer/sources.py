@@ -22,9 +22,9 @@ _SAFE = "/#=:-._~"
 
 
 class SourceLike(Protocol):
-    """What a Sources line reads of a cited source (`ragbench.answer.answerer.Source` has it).
+    """What a Sources line reads of a cited source (`ragbench.answer.response.Source` has it).
 
-    A Protocol, not that model: the answerer imports this module to write its Sources block,
+    A Protocol, not that model: `response` imports this module (`Source.describe`),
     so importing the model back would make a cycle.
     """
 

@@ -25,11 +25,12 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import NOT_FOUND, Source, attach_passages, source_of
 from ragbench.answer.citations import CITATION_RULES, CitationCheck, validate
+from ragbench.answer.extractive import NOT_FOUND
 from ragbench.answer.generation import TokenSink, UncitedText, Written, write_cited
 from ragbench.answer.llm import ChatModel
 from ragbench.answer.references import Reference, evaluate_references
+from ragbench.answer.response import Source, attach_passages, source_of
 from ragbench.contradictions import Finding
 from ragbench.errors import ContextWindowError, LLMError
 from ragbench.lexical import content_words

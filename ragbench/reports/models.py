@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from ragbench.answer.answerer import Source
 from ragbench.answer.references import Reference
+from ragbench.answer.response import Source
 from ragbench.contradictions import Finding
 
 PartKind = Literal["section", "disagreements"]

@@ -23,7 +23,7 @@ from ragbench.chats.backends import open_conversations
 from ragbench.chats.store import title_of
 from ragbench.errors import GenerationStopped, InvalidRequestError, NotFoundError
 from ragbench.models import SearchFilters
-from ragbench.workbench.areas import AnsweringParts
+from ragbench.workbench.answers import AnsweringParts
 
 
 class ChatsArea:

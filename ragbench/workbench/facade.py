@@ -63,18 +63,16 @@ from ragbench.store.lock import WorkspaceLock
 from ragbench.store.private import make_workspace_private
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore
-from ragbench.workbench.areas import (
-    AnswersArea,
-    ArchiveArea,
-    GraphArea,
-    LibraryArea,
-    MaintenanceArea,
-    SearchArea,
-)
+from ragbench.workbench.answers import AnswersArea
+from ragbench.workbench.archive import ArchiveArea
 from ragbench.workbench.chats import ChatsArea
 from ragbench.workbench.citations import CitationResolver
+from ragbench.workbench.graph import GraphArea
 from ragbench.workbench.jobs import JobsArea
+from ragbench.workbench.library import LibraryArea
+from ragbench.workbench.maintenance import MaintenanceArea
 from ragbench.workbench.reports import ReportsArea
+from ragbench.workbench.search import SearchArea
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,8 @@
 """What the facade's areas use of the `Workbench` they belong to: its wired parts, as a Protocol.
 
-The areas (`areas.py`, `chats.py`, `jobs.py`, `reports.py`) are built by the facade with the
-facade itself (`LibraryArea(self)`). Typing that argument as `Workbench` made every area import
+The areas (one module each: `library.py`, `search.py`, `answers.py`, `graph.py`, `archive.py`,
+`maintenance.py`, `chats.py`, `jobs.py`, `reports.py`) are built by the facade with the facade
+itself (`LibraryArea(self)`). Typing that argument as `Workbench` made every area import
 `ragbench.workbench.facade`, which imports the areas: an import cycle, hidden only by
 `TYPE_CHECKING`. They name this Protocol instead, which `Workbench` satisfies structurally
 (mypy checks it where the facade builds its areas), so the dependency runs one way:

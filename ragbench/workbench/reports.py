@@ -34,7 +34,8 @@ from ragbench.reports.models import (
 from ragbench.reports.service import ReportProgress, ReportService
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
-from ragbench.workbench.areas import AnsweringParts, open_passage
+from ragbench.workbench.answers import AnsweringParts
+from ragbench.workbench.areas import open_passage
 from ragbench.workbench.passages import PassageView
 
 TokenStream = Callable[[str, str], None]

@@ -93,8 +93,8 @@ def test_quoted_reference_numbers_are_removed_but_not_counted():
 
 def test_spec_header_form_and_setting():
     """specs/004's `to_citation_header`: ids cut to 8, p only when known, no title."""
-    from ragbench.answer.answerer import Answerer
     from ragbench.answer.citations import CITATION_RULES
+    from ragbench.answer.prompting import ModelWriter
     from ragbench.config import Settings
 
     long = result("abcdef012345", source_id="roadmap/plan.md", doc_id="0123456789abcdef")
@@ -103,8 +103,8 @@ def test_spec_header_form_and_setting():
         "[S:a/b.md | D:dddddddd | C:abcdef012345]")
     assert "[C:<id1>][C:<id2>]" in CITATION_RULES  # the rule for several ids
     for style, expected in (("ragbench", header(long)), ("spec", header(long, "spec"))):
-        answerer = Answerer(None, Settings(citation_header=style))  # type: ignore[arg-type]
-        prompt = answerer._messages("When?", [long], [])[1]["content"]
+        writer = ModelWriter(Settings(citation_header=style))
+        prompt = writer.messages("When?", [long], [])[1]["content"]
         assert prompt.startswith(f"CONTEXT:\n{expected}\nhello")
     from ragbench.reports.context import format_context
 
@@ -112,7 +112,7 @@ def test_spec_header_form_and_setting():
 
 
 def test_sources_block_in_the_spec_format_with_the_archive_base_url():
-    from ragbench.answer.answerer import Source
+    from ragbench.answer.response import Source
     from ragbench.answer.sources import sources_block
 
     cited = Source(number=1, id="abcdef012345", title="Safety | Manual", page=12,
@@ -130,7 +130,7 @@ def test_sources_block_in_the_spec_format_with_the_archive_base_url():
 
 def test_chunk_id_line_names_a_cited_source_by_its_ids():
     """The command line's line under the Sources lines (ask, and report parts with the lens)."""
-    from ragbench.answer.answerer import Source
+    from ragbench.answer.response import Source
     from ragbench.answer.sources import chunk_id_line
 
     cited = Source(number=2, id="abcdef012345", sourceId="team/plan.md", chunkIndex=4,

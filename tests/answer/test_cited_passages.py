@@ -6,9 +6,9 @@ import re
 import pytest
 
 from ragbench.answer.anchors import anchor_in_view, unescape
-from ragbench.answer.answerer import Source, attach_passages
 from ragbench.answer.citations import cited_passages, claims, supporting_passages
 from ragbench.answer.extractive import Extract
+from ragbench.answer.response import Source, attach_passages
 from ragbench.archive.markdown import md_escape, render_content
 from ragbench.models import Block
 

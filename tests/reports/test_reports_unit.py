@@ -15,7 +15,8 @@ from ragbench.reports.context import GenerationOptions, format_context, gather
 from ragbench.reports.exports import export, to_essay
 from ragbench.reports.generator import PartGenerator, cited_references
 from ragbench.reports.models import Report, ReportBrief
-from ragbench.reports.service import ReportService, parse_suggestions
+from ragbench.reports.review import parse_suggestions
+from ragbench.reports.service import ReportService
 from ragbench.reports.store import ReportStore
 from ragbench.reports.templates import ROADMAP_QUERIES, outline
 from ragbench.store.catalog import Catalog
@@ -328,7 +329,7 @@ def test_query_memo_embeds_each_query_once():
 
 
 def test_a_disagreement_suggestion_references_both_sides():
-    from ragbench.reports.service import _finding_references
+    from ragbench.reports.review import _finding_references
 
     finding = tidepool_finding()
     refs = _finding_references(finding)

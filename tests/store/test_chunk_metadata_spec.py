@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench.answer.answerer import source_of
+from ragbench.answer.response import source_of
 from ragbench.answer.sources import source_line
 from ragbench.config import Settings
 from ragbench.ingest.ingestor import CONTEXT_HEADER_MAX, summary_ref, vector_meta

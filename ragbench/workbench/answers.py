@@ -1,0 +1,112 @@
+"""The facade's answers area (`wb.answers`): grounded answers, saved answers, citations.
+
+Also `AnsweringParts`, the parts as the chats and reports areas see them (with this area, so
+they answer and resolve citations through it), and `source_order_of` (a face's source order,
+checked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, cast, get_args
+
+from ragbench.answer import ChatResponse, Source
+from ragbench.answer.response import SourceOrder
+from ragbench.answer.saved import CitationTarget
+from ragbench.chunking.tokenizer import encode_tokens
+from ragbench.errors import InvalidRequestError, LLMError
+from ragbench.models import SearchFilters
+from ragbench.retrieval.retriever import fts_level_for
+from ragbench.workbench.areas import Area, open_passage
+from ragbench.workbench.parts import WorkbenchParts
+from ragbench.workbench.passages import PassageView
+
+
+def source_order_of(value: str | None) -> SourceOrder | None:
+    """`value` as a source order (None: the setting's); anything else is refused."""
+    if value is None:
+        return None
+    if value not in get_args(SourceOrder):
+        raise InvalidRequestError(f"source order {value!r}: use cited or spec")
+    return cast(SourceOrder, value)
+
+
+class AnswersArea(Area):
+    """Grounded answers with validated citations; saved answers; citation targets."""
+
+    def ask(
+        self,
+        question: str,
+        mode: str | None = None,
+        top_k: int | None = None,
+        filters: SearchFilters | None = None,
+        llm: str | None = None,
+        save: bool = False,
+        on_token: Callable[[str], None] | None = None,
+        max_tokens: int | None = None,
+        fts_level: str | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        source_order: str | None = None,
+    ) -> ChatResponse:
+        """A grounded answer with validated citations, sources and references; `on_token`
+        receives an LLM's text as it is written (the returned answer is the validated one);
+        `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting);
+        `fts_level` (chunk or media, specs/003) overrides the setting for this answer;
+        `should_stop` is asked between stages and at every model token, and ends the work with
+        `GenerationStopped` once it says yes (a client that went away); `source_order`
+        (`cited` or `spec`, specs/001's order) overrides the setting for this answer.
+        """
+        order = source_order_of(source_order)
+        try:
+            with fts_level_for(fts_level):
+                return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
+                                                   on_token, max_tokens, should_stop,
+                                                   source_order=order)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def tokens(self, text: str) -> int:
+        """The length of `text` in tokens of the project tokenizer (cl100k_base), for usage
+        counts where no model reported any.
+        """
+        return len(encode_tokens(text)) if text else 0
+
+    def save(self, response: ChatResponse) -> str:
+        """Store an answer; returns its id."""
+        return self._wb.answer_service.save(response)
+
+    def regenerate(self, answer_id: str, llm: str | None = None) -> ChatResponse:
+        """Answer a saved question again, replacing the saved answer and its references."""
+        try:
+            return self._wb.answer_service.regenerate(answer_id, llm)
+        except LLMError as e:
+            raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
+
+    def saved(self, limit: int = 100) -> list[ChatResponse]:
+        """Saved answers, newest first."""
+        return self._wb.answer_service.saved(limit)
+
+    def resolve_citation(self, chunk_id: str) -> CitationTarget:
+        """A cited chunk: live from the catalog, else the passage kept with a report or a saved
+        answer (`wb.citations`, the same resolver as every face's).
+        """
+        return self._wb.citations.resolve(chunk_id)
+
+    def passage(self, source: Source) -> PassageView:
+        """What Chat shows for a cited source: its chunk and sentences, the document text
+        around it, its pages, the archive view at it and the original (`passage_view`).
+        """
+        assert source.id, "a cited source has a chunk id"
+        return open_passage(self._wb, source, self.resolve_citation(source.id))
+
+
+class AnsweringParts(WorkbenchParts, Protocol):
+    """The parts plus the answers area: the chats and reports areas answer and resolve
+    citations through `wb.answers`, so contradictions, the LLM fallback and validation are the
+    facade's own.
+    """
+
+    @property
+    def answers(self) -> AnswersArea:
+        """The facade's answers area."""
+        ...
