@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem
+from ragbench.archive.entry import ArchiveItem
+from ragbench.archive.folder import Archive, ArchiveError
 from ragbench.chunking.chunker import attach_table_headers, chunk_document
 from ragbench.config import Settings
 from ragbench.embeddings.embedders import CachedEmbedder
