@@ -24,7 +24,8 @@ from ragbench.config import Settings
 from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
-from ragbench.ingest.ingestor import Ingestor, Planned, Progress
+from ragbench.ingest.ingestor import Ingestor
+from ragbench.ingest.ingestor_base import Planned, Progress
 from ragbench.ingest.originals import mark_leaving, original_file, read_source
 from ragbench.ingest.uploads import safe_file_name, screen_uploads
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, find_original, find_stale
