@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ragbench.archive.folder import ArchiveError
-from ragbench.chunking.chunker import attach_table_headers, chunk_document
+from ragbench.chunking.chunker import chunk_document
+from ragbench.chunking.tables import attach_table_headers
 from ragbench.errors import StoreError
 from ragbench.ids import IdCollisionError, compute_doc_id, file_hash
 from ragbench.ingest import versioning
