@@ -60,7 +60,7 @@ from ragbench.chunking.tokenizer import (  # noqa: E402
 )
 from ragbench.config import Settings  # noqa: E402
 from ragbench.embeddings.embedders import CachedEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from ragbench.ingest.library import collect_files  # noqa: E402
+from ragbench.ingest.sources import collect_files  # noqa: E402
 from ragbench.models import ParsedDocument  # noqa: E402
 from ragbench.parsers import parse_bytes  # noqa: E402
 from ragbench.parsers.base import ParseError, TextBuilder  # noqa: E402

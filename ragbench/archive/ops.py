@@ -20,7 +20,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
-from ragbench.archive.folder import Archive, ArchiveError, ArchiveItem, confined, normalize_uri
+from ragbench.archive.entry import ArchiveItem
+from ragbench.archive.folder import Archive, ArchiveError
+from ragbench.archive.paths import confined, normalize_uri
 from ragbench.models import Block
 from ragbench.store.catalog import Catalog
 

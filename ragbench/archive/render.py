@@ -30,7 +30,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from ragbench.archive.folder import URI_SCHEME, normalize_uri
+from ragbench.archive.paths import URI_SCHEME, normalize_uri
 
 _DROPPED = "_ragbench_dropped_links"
 STYLE = (

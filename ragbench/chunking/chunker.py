@@ -16,12 +16,9 @@ The next chunk starts `chunk_overlap` tokens earlier, moved forward to the first
 block boundary within the first two thirds of the overlap when there is one. Overlap shrinks
 only to let a table or code block that fits a chunk stay whole.
 
-A chunk is never anything but that slice, so a table split across chunks cannot repeat its
-header row in the continuation's `text`. `attach_table_headers` (run by the ingestor after
-chunking) records it instead: a chunk that starts inside a table, below its header row, gets
-that header row (and the separator row under it, if the text has one) as `table_header`. It
-is stored with the chunk's metadata and leads the chunk's `embedding_text`, so the columns
-are known to search and to whoever reads the rows (`ragbench.answer.passages`).
+A chunk is never anything but that slice; its fields (type, section, pages, lines...) are
+read off the blocks by `ragbench.chunking.chunks`, and the header row of a table split across
+chunks is `ragbench.chunking.tables`.
 """
 
 from __future__ import annotations
@@ -33,12 +30,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import TypeAdapter
 
+from ragbench.chunking.chunks import make_chunks
 from ragbench.chunking.tokenizer import encode_tokens, get_encoding, token_char_offsets
 from ragbench.errors import ChunkingError  # noqa: F401 (re-exported)
-from ragbench.ids import IdCollisionError, compute_chunk_id
-from ragbench.models import Block, Box, Chunk, ChunkType, LineBox, ParsedDocument, box_quad
+from ragbench.models import Chunk, ParsedDocument
 
 # the position right after a sentence's closing punctuation: cl100k tokens start with the space
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
@@ -46,8 +42,6 @@ _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n
 # closing marks, the sentence mark (the match starts at that space), or a newline
 _SENTENCE_END_REVERSED = re.compile(r"\s[\"'\u201d\u2019)\]]*[.!?\u2026\u3002]|\n")
 _WHOLE_TYPES = ("table", "code")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")
-
 
 
 def _latest(cands: list[int], lo: int, hi: int) -> int | None:
@@ -213,7 +207,7 @@ def _chunk_tokens(
         return []
     if n <= chunk_size:  # fast path: the whole document is one chunk, no offsets needed
         c0, c1 = len(text) - len(text.lstrip()), len(text.rstrip())
-        return _make_chunks(doc, doc_id, [(c0, c1, n)], lens) if c1 > c0 else []
+        return make_chunks(doc, doc_id, [(c0, c1, n)], lens) if c1 > c0 else []
     offs = token_char_offsets(text, tokens, encoding)
     plan = _Plan(doc, offs, n)
     spans: list[tuple[int, int, int]] = []  # (start_char, end_char, tokens)
@@ -239,7 +233,7 @@ def _chunk_tokens(
             if pos > c0:
                 break
             s += 1
-    return _make_chunks(doc, doc_id, spans, lens)
+    return make_chunks(doc, doc_id, spans, lens)
 
 
 _BATCH_CHARS = 1 << 20  # text encoded before its chunks are cut (bounds the tokens held)
@@ -313,195 +307,3 @@ def chunk_documents(
     if errors:
         raise errors[0]
     return out
-
-
-_CHUNK_LIST = TypeAdapter(list[Chunk])
-"""Builds a document's chunks from their field dicts in one validated call.
-
-Plain pydantic construction (no hand-set model internals): pydantic-core loops over the list,
-which costs less than one `Chunk(...)` or `Chunk.model_construct(...)` call per chunk (on
-pydantic 2.14, `model_construct` is a Python loop over the fields and the slowest of the
-three), and the values the chunker computes are type-checked on the way.
-"""
-
-
-_BlockRow = tuple[int, int, ChunkType, int | None, Block]
-"""(start, end, type, page, block) of a document block, in document order."""
-
-
-def _blocks_over(blocks: list[_BlockRow], starts: list[int], c0: int, c1: int
-                 ) -> tuple[Block | None, ChunkType, Block | None, int | None, int | None]:
-    """What the blocks overlapping `[c0, c1)` say of a chunk, in one pass over them: its first
-    block (a heading only when there is nothing else), its type (the one covering most
-    characters, headings aside; ties go to the type met first), the first block of that type,
-    and its first and last page.
-    """
-    first_any: Block | None = None
-    first_body: Block | None = None
-    weights: dict[ChunkType, int] = {}
-    first_of: dict[ChunkType, Block] = {}
-    page_from = page_to = None
-    lo = bisect_right(starts, c0) - 1
-    for b_start, b_end, t, page, b in blocks[lo if lo > 0 else 0 : bisect_left(starts, c1)]:
-        if b_end <= c0 or b_start >= c1:
-            continue
-        if first_any is None:
-            first_any = b
-        if t not in first_of:
-            first_of[t] = b
-        if t != "heading":
-            if first_body is None:
-                first_body = b
-            share = (b_end if b_end < c1 else c1) - (b_start if b_start > c0 else c0)
-            weights[t] = weights.get(t, 0) + share
-        if page is not None:
-            if page_from is None:
-                page_from = page
-            page_to = page
-    first = first_body if first_body is not None else first_any
-    ctype: ChunkType
-    if weights:
-        ctype = max(weights, key=weights.__getitem__)
-    else:
-        ctype = "heading" if first_any is not None else "text"
-    return first, ctype, first_of.get(ctype, first), page_from, page_to
-
-
-def _times_and_box(blocks: list[_BlockRow], starts: list[int], c0: int, c1: int,
-                   page_from: int | None) -> tuple[int | None, int | None, Box | None]:
-    """A chunk's media time range (its first cue's start, the latest cue end: cues may
-    overlap) and the box of the text lines it covers on its first page (`page_from`).
-    """
-    time_from = time_to = None
-    box: Box | None = None
-    lo = bisect_right(starts, c0) - 1
-    for b_start, b_end, _t, page, b in blocks[lo if lo > 0 else 0 : bisect_left(starts, c1)]:
-        if b_end <= c0 or b_start >= c1:
-            continue
-        if b.start_timestamp_ms is not None and time_from is None:
-            time_from = b.start_timestamp_ms
-        if b.end_timestamp_ms is not None:
-            time_to = max(time_to or 0, b.end_timestamp_ms)
-        if b.line_boxes and page == page_from:
-            box = _cover(box, b.line_boxes, b_start, b_end, c0, c1)
-    return time_from, time_to, box
-
-
-def _make_chunks(
-    doc: ParsedDocument, doc_id: str, spans: list[tuple[int, int, int]], lens: str
-) -> list[Chunk]:
-    text = doc.text
-    blocks: list[_BlockRow] = [(b.start_char, b.end_char, b.chunk_type, b.page_number, b)
-                               for b in doc.blocks]
-    starts = [b[0] for b in blocks]
-    total = len(spans)
-    line_pos, line_no = 0, 1  # incremental line counting; chunk starts only move forward
-    seen: dict[str, tuple[int, int]] = {}
-    rows: list[dict[str, object]] = []
-    for index, (c0, c1, n_tokens) in enumerate(spans):
-        chunk_id = compute_chunk_id(doc_id, c0, c1)
-        if chunk_id in seen and seen[chunk_id] != (c0, c1):
-            raise IdCollisionError(
-                f"chunk id {chunk_id} of document {doc_id} collides for spans "
-                f"{seen[chunk_id]} and {(c0, c1)}"
-            )
-        seen[chunk_id] = (c0, c1)
-        first, ctype, typed, page_from, page_to = _blocks_over(blocks, starts, c0, c1)
-        time_from, time_to, box = _times_and_box(blocks, starts, c0, c1, page_from)
-        line_no += text.count("\n", line_pos, c0)
-        line_pos = c0
-        chunk_text = text[c0:c1]
-        row: dict[str, object] = {
-            "chunk_id": chunk_id,
-            "doc_id": doc_id,
-            "chunk_index": index,
-            "total_chunks": total,
-            "start_char": c0,
-            "end_char": c1,
-            "text": chunk_text,
-            "token_count": n_tokens,
-            "chunk_type": ctype,
-            "section_path": first.section_path if first else "",
-            "ancestry_titles": first.ancestry_titles if first else [],  # validation copies
-            "line_from": line_no,
-            "line_to": line_no + text.count("\n", c0, c1 - 1),
-            "page_number": page_from,
-            "page_end": page_to,
-            "slide_number": first.slide_number if first else None,
-            "sheet_name": first.sheet_name if first else None,
-            "row_number": first.row_number if first else None,
-            "column_number": first.column_number if first else None,
-            "paragraph_number": first.paragraph_number if first else None,
-            "list_style": typed.list_style if typed else None,
-            "code_language": typed.code_language if typed else None,
-            "lens": lens,
-            "embedding_text": chunk_text,
-        }
-        if time_from is not None:  # a subtitle chunk: first cue's start, last cue's end
-            row["start_timestamp_ms"], row["end_timestamp_ms"] = time_from, time_to
-        if box is not None:  # a PDF chunk: the lines it covers on its first page
-            row["bbox_quad"] = box_quad(box)
-        rows.append(row)
-    return _CHUNK_LIST.validate_python(rows)
-
-
-def _cover(
-    box: Box | None, lines: Sequence[LineBox], b_start: int, b_end: int, c0: int, c1: int
-) -> Box | None:
-    """`box` grown to hold the lines of a block (at `b_start`..`b_end` in the document) that
-    overlap the chunk `c0`..`c1`: a chunk's `bbox_quad` is the box of the text lines it covers
-    on its first page, whole lines (a chunk starting mid-line takes all of that line).
-    """
-    for index, (offset, x0, y0, x1, y1) in enumerate(lines):
-        start = b_start + offset
-        end = b_start + lines[index + 1][0] if index + 1 < len(lines) else b_end
-        if start >= c1 or end <= c0:
-            continue
-        box = (x0, y0, x1, y1) if box is None else (
-            min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1))
-    return box
-
-
-def table_header_at(text: str, table_start: int, table_end: int, pos: int) -> str | None:
-    """The header row of the table `text[table_start:table_end]` for a chunk starting at `pos`.
-
-    The header is the table's first line, with the separator line under it when there is one
-    (`| --- | --- |`). None when `pos` is not inside the table below those lines (a chunk that
-    starts at the table's top already shows its header) or the table is not a pipe table.
-    """
-    if not table_start <= pos < table_end:
-        return None
-    first_end = text.find("\n", table_start, table_end)
-    if first_end < 0:
-        return None
-    header_end = first_end
-    second_end = text.find("\n", first_end + 1, table_end)
-    second = text[first_end + 1 : second_end if second_end >= 0 else table_end]
-    if _TABLE_SEPARATOR.match(second):
-        header_end = second_end if second_end >= 0 else table_end
-    header = text[table_start:header_end].strip()
-    if not header.startswith("|") or pos < header_end:
-        return None
-    if pos == header_end or not text[header_end:pos].strip():
-        return None  # only the header above (the chunk starts with the table's first row)
-    return header
-
-
-def attach_table_headers(doc: ParsedDocument, chunks: Sequence[Chunk]) -> None:
-    """Set `table_header` of every chunk of `doc` that starts inside a table, below its header.
-
-    In place; chunks that start elsewhere keep `table_header` None. The chunk's `text` (the
-    exact slice of the document) is untouched; see the module docstring.
-    """
-    tables = [(b.start_char, b.end_char) for b in doc.blocks if b.chunk_type == "table"]
-    if not tables:
-        return
-    starts = [t[0] for t in tables]
-    for chunk in chunks:
-        i = bisect_right(starts, chunk.start_char) - 1
-        if i < 0:
-            continue
-        t0, t1 = tables[i]
-        header = table_header_at(doc.text, t0, t1, chunk.start_char)
-        if header is not None:
-            chunk.table_header = header

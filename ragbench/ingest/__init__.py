@@ -4,6 +4,7 @@
 documents, `context` builds the text a chunk is embedded with, `uploads` screens browser files.
 """
 
-from ragbench.ingest.ingestor import Ingestor, Planned, Progress
+from ragbench.ingest.ingestor import Ingestor
+from ragbench.ingest.ingestor_base import Planned, Progress
 
 __all__ = ["Ingestor", "Planned", "Progress"]

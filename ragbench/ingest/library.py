@@ -10,48 +10,32 @@ through `on_change` (the graph is derived data: its failure never fails an inges
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
-from ragbench.archive import Archive
-from ragbench.archive.ops import build as archive_build
-from ragbench.config import Settings
-from ragbench.embeddings import CachedEmbedder
-from ragbench.errors import InvalidRequestError, NotFoundError
+from ragbench.errors import InvalidRequestError
 from ragbench.ids import compute_doc_id, file_hash, normalize_source_id
-from ragbench.ingest.ingestor import Ingestor, Planned, Progress
-from ragbench.ingest.originals import mark_leaving, original_file, read_source
+from ragbench.ingest.ingestor_base import Planned, Progress
+from ragbench.ingest.library_base import LibraryBase
+from ragbench.ingest.originals import original_file, read_source
+from ragbench.ingest.sources import (
+    FileItem,
+    FileProgress,
+    Item,
+    collect_files_with_roots,
+    default_root,
+    make_report,
+    size_problem,
+    symlink_problem,
+    unresolved_root,
+)
 from ragbench.ingest.uploads import safe_file_name, screen_uploads
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, find_original, find_stale
-from ragbench.models import FileResult, IngestReport, NewDocument, Scalar
-from ragbench.store.catalog import Catalog
+from ragbench.models import FileResult, IngestReport, NewDocument
 from ragbench.store.schema import CURRENT_INGEST_VERSION
-from ragbench.store.vectors import VectorStore
-
-if TYPE_CHECKING:
-    from ragbench.store.originals import PgOriginals
-
-FileProgress = Callable[[str, int, int], None]
-"""file_progress(path, done, total) — called after each top-level file."""
-
-
-class FileItem(NamedTuple):
-    """A file to ingest: bytes, file name, source id, the name shown in results, metadata."""
-
-    data: bytes
-    name: str
-    source_id: str
-    shown: str
-    metadata: Mapping[str, Scalar] | None = None
-
-
-Item = FileItem | FileResult
-"""A file to ingest, or its final result (a file that failed before planning)."""
 
 logger = logging.getLogger(__name__)
 
@@ -61,122 +45,8 @@ GROUP_CHUNKS = 2048
 """A group also ends when its files hold this many chunks (bounds memory for long files)."""
 
 
-def collect_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[FileResult]]:
-    """Expand files and directories (recursively, sorted, hidden entries skipped)."""
-    files, missing, _ = collect_files_with_roots(paths)
-    return files, missing
-
-
-def collect_files_with_roots(
-    paths: Sequence[str | Path],
-) -> tuple[list[Path], list[FileResult], dict[Path, Path]]:
-    """`collect_files`, plus for each file found in a directory argument that directory
-    (its ingest root for the symlink rule, see `symlink_problem`).
-    """
-    files: list[Path] = []
-    missing: list[FileResult] = []
-    roots: dict[Path, Path] = {}
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-            roots.update((p, path) for p in found)
-            files += found
-        elif path.is_file():
-            files.append(path)
-        else:
-            missing.append(FileResult(path=str(raw), status="failed",
-                                      error=f"no such file or directory: {raw}"))
-    return files, missing, roots
-
-
-def symlink_problem(path: Path, root: Path, mode: str) -> str | None:
-    """Why the file `path` is not ingested under the `follow_symlinks` rule `mode`, or None.
-
-    `inside_root`: the path (or a folder on the way to it) may be a link, as long as the file
-    it resolves to lies inside `root` resolved; `never`: the file itself must not be a link;
-    `always`: no check.
-    """
-    if mode == "always":
-        return None
-    if mode == "never" and path.is_symlink():
-        return (f"{path} is a symbolic link (to {path.resolve()}); links are not followed "
-                "(setting follow_symlinks = never)")
-    real, base = path.resolve(), root.resolve()
-    if mode == "inside_root" and not real.is_relative_to(base):
-        return (f"{path} resolves to {real}, outside the ingest root {base}; links out of the "
-                "root are not followed (setting follow_symlinks: inside_root, always or never)")
-    return None
-
-
-def size_problem(size: int, max_mb: int) -> str | None:
-    """The refusal of a file of `size` bytes above `max_mb` MB (setting max_file_mb), or None."""
-    if size <= max_mb * 1024 * 1024:
-        return None
-    return (f"file is {size / 1048576:.1f} MB, above the limit of {max_mb} MB "
-            "(setting max_file_mb); refused before reading")
-
-
-def default_root(path: Path) -> Path:
-    """The root a source id is relative to: the current directory when the file is under it,
-    else the file's own folder.
-    """
-    cwd = Path.cwd().resolve()
-    resolved = path.resolve()
-    return cwd if resolved.is_relative_to(cwd) else resolved.parent
-
-
-def _unresolved_root(path: Path) -> Path:
-    """`default_root` without following links: the current directory when the path as given
-    lies under it, else the folder holding it.
-    """
-    cwd = Path.cwd().resolve()
-    absolute = Path(os.path.abspath(path))
-    return cwd if absolute.is_relative_to(cwd) else absolute.parent
-
-
-def make_report(results: list[FileResult], started: float) -> IngestReport:
-    """Totals per status, files and chunks, and the elapsed time of a batch."""
-    totals = {s: 0 for s in ("inserted", "updated", "skipped", "reprocessed", "failed")}
-    for r in results:
-        totals[r.status] += 1
-    totals["files"] = len(results)
-    totals["chunks"] = sum(r.chunks for r in results if r.status != "skipped")
-    seconds = round(time.perf_counter() - started, 3)
-    return IngestReport(files=results, totals=totals, seconds=seconds)
-
-
-class Library:
+class Library(LibraryBase):
     """Batches of files into the catalog and vectors; deletes; re-processing of stale documents."""
-
-    def __init__(
-        self,
-        workspace: Path,
-        settings: Settings,
-        catalog: Catalog,
-        ingestor: Ingestor,
-        archive: Archive,
-        vectors: Callable[[], VectorStore],
-        embedder: Callable[[], CachedEmbedder],
-        on_change: Callable[[Progress | None], None],
-        originals: PgOriginals | None = None,
-    ) -> None:
-        self.workspace = workspace
-        self.originals = originals
-        """PostgreSQL: the originals in the database (read before this host's disk; pruned
-        after deletes)."""
-        self.settings = settings
-        self.catalog = catalog
-        self.ingestor = ingestor
-        self.archive = archive
-        self.files_dir = workspace / "files"
-        self._vectors = vectors
-        self._embedder = embedder
-        self._on_change = on_change
 
     # --- ingest ------------------------------------------------------------------------------
 
@@ -218,7 +88,7 @@ class Library:
 
         def load(path: Path) -> Item:
             base = Path(root) if root else default_root(path)
-            link_root = Path(root) if root else dir_roots.get(path) or _unresolved_root(path)
+            link_root = Path(root) if root else dir_roots.get(path) or unresolved_root(path)
             refused = symlink_problem(path, link_root, self.settings.follow_symlinks)
             if refused:
                 return FileResult(path=str(path), status="skipped", reason=refused)
@@ -417,46 +287,6 @@ class Library:
                 if (isinstance(item, FileItem) and item.shown in stored and old_id not in known):
                     shutil.rmtree(self.files_dir / old_id, ignore_errors=True)
         return make_report(results, started)
-
-    # --- removal -----------------------------------------------------------------------------
-
-    def delete(self, doc_id: str) -> tuple[int, int]:
-        """Delete a document and its attachments: (documents removed, chunks removed)."""
-        record = self.catalog.get_document(doc_id, include_failed=True)
-        if record is None:
-            raise NotFoundError(f"no document with id {doc_id!r} (see `ragbench stats`)")
-        doc_ids = [doc_id, *self.catalog.children(doc_id)]
-        for d in doc_ids:
-            mark_leaving(self.files_dir / d)
-        with self.catalog.transaction() as tx:
-            removed = self.catalog.delete_documents(tx, doc_ids)
-        self._vectors().delete(removed)
-        for d in doc_ids:
-            shutil.rmtree(self.files_dir / d, ignore_errors=True)
-        if self.originals is not None:
-            self.originals.prune()
-        self.archive.remove([doc_id])
-        if record.root_doc_id:  # an attachment: redo its thread's archive entry
-            archive_build(self.catalog, self.archive, self.files_dir, False, [record.root_doc_id])
-        self._on_change(None)
-        return len(doc_ids), len(removed)
-
-    def clear(self, clear_graph: Callable[[], None]) -> tuple[int, int]:
-        """Remove every document, chunk, vector, original and archive entry (keeps the
-        embedding cache): (documents, chunks) removed.
-        """
-        stats = self.catalog.stats()
-        if self.files_dir.is_dir():
-            for folder in self.files_dir.iterdir():
-                mark_leaving(folder)
-        self.catalog.clear()
-        self._vectors().reset()
-        shutil.rmtree(self.files_dir, ignore_errors=True)
-        if self.originals is not None:
-            self.originals.prune()
-        self.archive.clear()
-        clear_graph()
-        return stats["documents"], stats["chunks"]
 
     # --- versions ----------------------------------------------------------------------------
 

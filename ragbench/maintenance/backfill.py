@@ -75,7 +75,7 @@ class BackfillReport(BaseModel):
 
 META_FIELDS = frozenset({"chunk_type", "page_number", "start_char", "end_char", "total_chunks",
                          "section_path", "context_header"})
-"""Backfilled fields that are also vector metadata (`ragbench.ingest.ingestor.vector_meta`)."""
+"""Backfilled fields that are also vector metadata (`ragbench.ingest.metadata.vector_meta`)."""
 
 
 def guess_chunk_type(text: str) -> str:
@@ -309,7 +309,7 @@ class Backfiller:
     def _apply(self, doc: DocumentRecord, updates: list[dict[str, Any]],
                doc_updates: dict[str, Any]) -> int:
         """Vectors first (new embedding texts), then one transaction for the document."""
-        from ragbench.ingest.ingestor import vector_meta
+        from ragbench.ingest.metadata import vector_meta
 
         embed = [u for u in updates if "embedding_text" in u["changed"]]
         summary = doc_updates.get("context_summary", doc.context_summary)

@@ -38,7 +38,7 @@ from ragbench.archive.ops import check as archive_check
 from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import DamagedIndexError
 from ragbench.graph.model import ContextGraph, GraphError
-from ragbench.ingest.ingestor import vector_meta
+from ragbench.ingest.metadata import vector_meta
 from ragbench.ingest.originals import clear_pending, is_pending, original_file
 from ragbench.store.catalog import Catalog, looks_damaged
 from ragbench.store.lock import WorkspaceLock

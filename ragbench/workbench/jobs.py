@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragbench.errors import InvalidRequestError
-from ragbench.ingest.library import FileItem, make_report
+from ragbench.ingest.sources import FileItem, make_report
 from ragbench.ingest.versioning import ReprocessReport
 from ragbench.jobs import JobState, QueuedUploads
 from ragbench.models import IngestReport

@@ -15,8 +15,8 @@ from ragbench import __version__ as VERSION
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.anchors import ViewAnchor
 from ragbench.answer.sources import chunk_id_line
-from ragbench.archive.folder import archive_safe_name
 from ragbench.archive.markdown import md_escape
+from ragbench.archive.paths import archive_safe_name
 from ragbench.archive.render import view_html
 from ragbench.contradictions import Finding
 from ragbench.graph.explorer import MESSAGE_TYPE as EXPLORER_MESSAGE

@@ -215,14 +215,14 @@ def test_originals_are_kept_once_on_disk(tmp_path):
 
 
 def test_original_not_linked_when_the_source_differs(tmp_path):
-    from ragbench.archive.folder import _write_original
+    from ragbench.archive.paths import write_original
 
     source = tmp_path / "source.txt"
     source.write_bytes(b"other bytes")
     target = tmp_path / "copy.txt"
-    _write_original(target, b"the original", source)
+    write_original(target, b"the original", source)
     assert target.read_bytes() == b"the original" and source.stat().st_nlink == 1
-    _write_original(tmp_path / "none.txt", b"x", None)
+    write_original(tmp_path / "none.txt", b"x", None)
     assert (tmp_path / "none.txt").read_bytes() == b"x"
 
 

@@ -7,15 +7,10 @@ import stat
 
 import pytest
 
-from ragbench.archive.folder import (
-    MAX_NAME_BYTES,
-    Archive,
-    ArchiveItem,
-    ArchivePathError,
-    archive_safe_name,
-    confined,
-)
+from ragbench.archive.entry import ArchiveItem
+from ragbench.archive.folder import Archive, ArchivePathError
 from ragbench.archive.markdown import md_escape, render_preview
+from ragbench.archive.paths import MAX_NAME_BYTES, archive_safe_name, confined
 from ragbench.models import Block, DocumentRecord
 
 pytestmark = pytest.mark.unit

@@ -275,7 +275,7 @@ ROADMAP_TABLE = (
 def test_table_continuation_chunks_carry_the_header_row(separator):
     """issue 31: a table split across chunks repeats its header row (and separator) for every
     continuation chunk, as `table_header`; the chunk text stays the exact slice."""
-    from ragbench.chunking.chunker import attach_table_headers
+    from ragbench.chunking.tables import attach_table_headers
 
     table = ROADMAP_TABLE
     header = "| Initiative | Milestone | Target | Status |"
@@ -302,7 +302,7 @@ def test_table_header_of_the_roadmap_at_512_tokens():
     chunk 1, which starts at the 'EU data residency' row."""
     from pathlib import Path
 
-    from ragbench.chunking.chunker import attach_table_headers
+    from ragbench.chunking.tables import attach_table_headers
     from ragbench.parsers import parse_bytes
 
     path = Path(__file__).parents[2] / "data" / "samples" / "team-structured" / "roadmap-2026.md"

@@ -169,7 +169,7 @@ def test_pdf_hyphenation_joined_only_before_lower_case():
 
 @pytest.mark.unit
 def test_partial_pdf_is_reported():
-    from ragbench.ingest.ingestor import partial_note
+    from ragbench.ingest.metadata import partial_note
 
     assert partial_note({"pages": 19, "failed_pages": ["3", "7", "9"]}).startswith(
         "3 of 19 pages failed")

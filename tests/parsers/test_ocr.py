@@ -15,7 +15,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 from pypdf import PdfReader, PdfWriter
 
-from ragbench.ingest.ingestor import partial_note
+from ragbench.ingest.metadata import partial_note
 from ragbench.parsers import EmptyDocumentError, ParseError, detect_format, parse_bytes
 from ragbench.parsers import ocr as ocr_module
 from ragbench.parsers.ocr import OcrError, resolve_ocr

@@ -278,7 +278,7 @@ SPEC_003_NOT_STORED = {
 
 
 def test_conforms_to_specs_003_vector_metadata_keys(wb):
-    from ragbench.ingest.ingestor import vector_meta
+    from ragbench.ingest.metadata import vector_meta
 
     keys = spec_003_metadata_keys(spec_text("003"))
     assert {"chunk_type", "language", "citation.line_number", "table_row"} <= keys

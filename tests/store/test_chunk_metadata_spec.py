@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from ragbench.answer.response import source_of
 from ragbench.answer.sources import source_line
 from ragbench.config import Settings
-from ragbench.ingest.ingestor import CONTEXT_HEADER_MAX, summary_ref, vector_meta
 from ragbench.ingest.language import detect_language
+from ragbench.ingest.metadata import CONTEXT_HEADER_MAX, summary_ref, vector_meta
 from ragbench.models import IngestReport, box_quad
 from ragbench.workbench import Workbench
 
