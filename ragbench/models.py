@@ -120,7 +120,7 @@ class Chunk(BaseModel):
     context_header: str | None = None
     table_header: str | None = None
     """For a chunk that starts inside a table below its header row: that header row (and the
-    separator row under it), which `text` cannot repeat (see `ragbench.chunking.chunker`)."""
+    separator row under it), which `text` cannot repeat (see `ragbench.chunking.tables`)."""
     start_timestamp_ms: int | None = None
     """Subtitles (specs/003 `citation.start_timestamp_ms`): start of the chunk's first cue."""
     end_timestamp_ms: int | None = None
