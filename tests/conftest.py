@@ -76,24 +76,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory):
+def postgres_url():
     """A private PostgreSQL 16 with pgvector for this test session (pgserver, the dev extra),
     stopped at the end; tests of the PostgreSQL backend each take their own schema.
+
+    Its data folder is a temporary folder of its own, not under pytest's basetemp: pytest
+    deletes all but the three newest basetemps when a session starts, so another pytest run
+    on the same machine (a second checkout, an editor's test runner) would delete the live
+    server's folder and socket under this session.
     """
+    import shutil
+    import tempfile
+
     pgserver = pytest.importorskip(
         "pgserver", reason="pgserver is not installed (the dev extra: make install-dev); "
         "the PostgreSQL backend tests need its private server")
+    folder = Path(tempfile.mkdtemp(prefix="ragbench-test-pg-"))
     try:
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
-    except Exception:  # once seen while another process started its own pgserver: retry once
-        import time
+        try:
+            server = pgserver.get_server(folder / "pg", cleanup_mode="delete")
+        except Exception:  # once seen while another process started its own pgserver
+            import time
 
-        time.sleep(2)
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
-    try:
-        yield server.get_uri()
+            time.sleep(2)
+            server = pgserver.get_server(folder / "pg2", cleanup_mode="delete")
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def postgres_settings(url: str, schema: str | None = None, **values):
