@@ -2,7 +2,8 @@
 
 A saved answer stores its sources' passages (text, document, offsets) with it, so a citation
 keeps resolving after its document is re-ingested and the chunk id is gone from the catalog
-(`resolve_citation` then answers from the newest saved answer that cited it).
+(`saved_citation`, which the facade's `CitationResolver` asks after the catalog and the
+reports, answers from the newest saved answer that cited it).
 """
 
 from __future__ import annotations
@@ -144,15 +145,6 @@ class AnswerService:
         """Saved answers, newest first."""
         return [ChatResponse.model_validate_json(r["response"])
                 for r in self.catalog.list_answers(limit)]
-
-    def resolve_citation(self, chunk_id: str) -> CitationTarget:
-        """A cited chunk: live from the catalog, else the passage archived with a saved answer
-        (the facade's `CitationResolver` also looks in reports, between the two).
-        """
-        target = self.live_citation(chunk_id) or self.saved_citation(chunk_id)
-        if target is None:
-            raise NotFoundError(f"unknown chunk id {chunk_id!r}")
-        return target
 
     def live_citation(self, chunk_id: str) -> CitationTarget | None:
         """The chunk as the catalog holds it now, or None when it is not there."""

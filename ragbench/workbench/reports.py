@@ -42,10 +42,6 @@ TokenStream = Callable[[str, str], None]
 """on_token(part_id, delta): model text as it is written (LLM path only)."""
 
 
-ReportCitationTarget = CitationTarget
-"""A report citation's target (the one `CitationTarget`; the name is kept for callers)."""
-
-
 class ReportsArea:
     """Reports from templates; write, tune, reorder and export their parts."""
 
