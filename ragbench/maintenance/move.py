@@ -87,6 +87,7 @@ def to_postgres(
     catalog recorded) go into the `originals` table in the same transaction (`originals`: how
     many). Hold the source's write lock around the call.
     """
+    from ragbench.store import postgres_fts
     from ragbench.store.originals import PgOriginals
     from ragbench.store.pgvectors import PgVectors
     from ragbench.store.postgres_base import connect, migrate
@@ -113,6 +114,8 @@ def to_postgres(
                         progress(name, done, total)
                     progress(name, done, total)
                     counts[name] = done
+                progress("full-text index", 0, counts["chunks"])
+                progress("full-text index", postgres_fts.rebuild(pg), counts["chunks"])
                 for name in ROWID_TABLES:
                     pg.execute(sa.text(  # the next rowid after the copied ones
                         f"SELECT setval(pg_get_serial_sequence('{name}', 'rowid'), "  # noqa: S608

@@ -17,6 +17,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from ragbench.store import postgres_fts
 from ragbench.store.catalog import Catalog
 from ragbench.store.postgres_base import migrate
 from ragbench.store.postgres_chunks import PgChunks
@@ -48,3 +49,4 @@ class PgCatalog(PgDocuments, PgChunks, PgRecords, Catalog):
         with self.engine.begin() as conn:
             conn.execute(sa.delete(chunks))
             conn.execute(sa.delete(documents))
+            postgres_fts.rebuild(conn)

@@ -2,55 +2,36 @@
 their document's fields, for answers, contradictions and the graph), word rarity, and
 `fts_search`. The PostgreSQL side of `catalog_chunks`.
 
-Full-text search follows FTS5's query rules (the quoted words of the query OR-ed, the query
-stop list left out, English stemming on both sides) on a `tsvector` column with a GIN index.
-PostgreSQL has no BM25: a chunk scores the sum over the query words it contains of the word's
-rarity (log((N + 1) / (df + 1)), as BM25's idf) times `ts_rank` (term frequency, normalised by
-log length), so rare words weigh more as they do in FTS5; rankings can still differ from
-FTS5's in order (tests check membership, not order). Media-level search ranks documents by
-their best chunk.
+Full-text search follows FTS5's query rules (the words of the query OR-ed, the query stop list
+left out, a word said twice counted twice, Snowball stems on both sides) and its BM25 score,
+over the postings of `postgres_fts`; rankings equal the embedded backend's up to ties.
+Media-level search ranks documents by their best chunk (the embedded backend ranks a
+document-level index: there the two differ).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
-from ragbench.lexical import STOPWORDS, query_words, stem
+from ragbench.lexical import INDEX_WORD, STOPWORDS, query_words, stem
 from ragbench.models import SearchFilters
+from ragbench.store import postgres_fts
 from ragbench.store.postgres_base import PgBase
-from ragbench.store.postgres_tables import CHUNK_COLUMNS, TS_CONFIG, chunks, documents
-
-_WORD = re.compile(r"\w+", re.UNICODE)
+from ragbench.store.postgres_tables import CHUNK_COLUMNS, chunks, documents
 
 
 def query_terms(text: str) -> dict[str, int]:
-    """The words of a full-text query with how often it says each, as `catalog_base.fts_query`
-    picks them (`lexical.query_words`: the query stop list left out unless nothing else is
-    left, a word said twice counted twice).
+    """The stems of a full-text query's words with how often it says each, as
+    `catalog_base.fts_query` picks them (`lexical.query_words`: the query stop list left out
+    unless nothing else is left, a word said twice counted twice).
     """
-    return dict(Counter(query_words(text)))
-
-
-def _tsquery(term: str) -> sa.ColumnElement[Any]:
-    """One query word as a tsquery (a bound value: no operator injection)."""
-    return sa.func.plainto_tsquery(sa.literal_column(f"'{TS_CONFIG}'::regconfig"),
-                                   sa.bindparam(None, term, type_=sa.Text))
-
-
-def _any_of(terms: Sequence[str]) -> sa.ColumnElement[Any]:
-    """The OR of the words' tsqueries (tsquery `||`)."""
-    query = _tsquery(terms[0])
-    for term in terms[1:]:
-        query = query.op("||")(_tsquery(term))
-    return query
+    return dict(Counter(stem(w) for w in query_words(text)))
 
 
 class PgChunks(PgBase):
@@ -85,27 +66,22 @@ class PgChunks(PgBase):
         return int(self._read(statement)[0]["n"])
 
     def _document_frequencies(self, terms: Sequence[str]) -> list[int]:
-        """How many chunks contain each word (one scan of the GIN index's matches)."""
-        counts = [sa.func.count().filter(chunks.c.tsv.op("@@")(_tsquery(t))).label(f"t{i}")
-                  for i, t in enumerate(terms)]
-        row = self._read(sa.select(*counts).where(chunks.c.tsv.op("@@")(_any_of(terms))))[0]
-        return [int(row[f"t{i}"]) for i in range(len(terms))]
+        """How many chunks hold each (stemmed) word."""
+        with self.engine.connect() as conn:
+            found = postgres_fts.document_frequencies(conn, terms)
+        return [found[t] for t in terms]
 
     def word_rarity(self, text: str) -> dict[str, float]:
         """Inverse chunk frequency, log((N + 1) / (df + 1)), of each content word of `text`
         across the whole workspace, keyed by its stem (as `Catalog.word_rarity`).
         """
-        words: dict[str, str] = {}
-        for word in dict.fromkeys(w.lower() for w in _WORD.findall(text)):
-            key = stem(word)
-            if word not in STOPWORDS and key not in words:
-                words[key] = word
-        if not words:
+        keys = list(dict.fromkeys(stem(w) for w in INDEX_WORD.findall(text.lower())
+                                  if w not in STOPWORDS))
+        if not keys:
             return {}
         total = self.chunk_count()
-        dfs = self._document_frequencies(list(words.values()))
-        return {key: float(np.log((total + 1) / (df + 1)))
-                for key, df in zip(words, dfs, strict=True)}
+        dfs = self._document_frequencies(keys)
+        return {key: math.log((total + 1) / (df + 1)) for key, df in zip(keys, dfs, strict=True)}
 
     def _rows_of(self, columns: Sequence[sa.ColumnElement[Any]],
                     chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -148,33 +124,37 @@ class PgChunks(PgBase):
         self, query: str, k: int, lens: str | None = None,
         filters: SearchFilters | None = None, level: str = "chunk",
     ) -> list[tuple[str, float]]:
-        """(chunk_id, score, higher is better) of the best `k` chunks for `query`.
+        """(chunk_id, BM25 score, higher is better) of the best `k` chunks for `query`.
 
-        The score is the rarity-weighted `ts_rank` of the module docstring. `level="media"`
-        ranks documents by their best chunk and returns that chunk of each.
+        `level="media"` ranks documents by their best chunk and returns that chunk of each.
         """
-        counts = query_terms(query)
-        terms = list(counts)
+        terms = query_terms(query)
         if not terms:
             return []
-        total = self.chunk_count()
-        weights = [counts[term] * math.log((total + 1) / (df + 1))
-                   for term, df in zip(terms, self._document_frequencies(terms), strict=True)]
-        score: sa.ColumnElement[Any] = sa.literal(0.0)
-        for term, weight in zip(terms, weights, strict=True):
-            score = score + weight * sa.func.ts_rank(chunks.c.tsv, _tsquery(term), 1)
-        where = [chunks.c.tsv.op("@@")(_any_of(terms)), documents.c.status == "indexed",
-                 *self._filters(filters, lens)]
-        scored = (sa.select(chunks.c.chunk_id, chunks.c.doc_id, score.label("score"))
-                  .select_from(chunks.join(documents)).where(*where))
-        if level == "media":
-            best = scored.add_columns(sa.func.row_number().over(
-                partition_by=chunks.c.doc_id, order_by=score.desc()).label("place")).subquery()
-            statement = (sa.select(best.c.chunk_id, best.c.score).where(best.c.place == 1)
-                         .order_by(best.c.score.desc(), best.c.chunk_id).limit(k))
-        else:
-            statement = scored.order_by(sa.desc("score"), chunks.c.chunk_id).limit(k)
-        return [(r["chunk_id"], float(r["score"])) for r in self._read(statement)]
+        with self.engine.connect() as conn:
+            postings, contribution = postgres_fts.bm25_scores(terms)
+            score = sa.func.sum(contribution).label("score")
+            where = [*self._filters(filters, lens), documents.c.status == "indexed"]
+            if level == "chunk" and len(where) == 1:  # rank the postings alone, then look up
+                best = (sa.select(postings.c.chunk_rowid, score).group_by(postings.c.chunk_rowid)
+                        .order_by(sa.desc("score"), postings.c.chunk_rowid).limit(k).subquery())
+                statement = (sa.select(chunks.c.chunk_id, best.c.score)
+                             .join(best, best.c.chunk_rowid == chunks.c.rowid)
+                             .order_by(best.c.score.desc(), chunks.c.chunk_id))
+                return [(r.chunk_id, float(r.score)) for r in conn.execute(statement)]
+            scored = (sa.select(chunks.c.chunk_id, chunks.c.doc_id, score)
+                      .select_from(postings.join(chunks, chunks.c.rowid == postings.c.chunk_rowid)
+                                   .join(documents))
+                      .where(*where).group_by(chunks.c.chunk_id, chunks.c.doc_id))
+            if level == "media":
+                ranked = scored.add_columns(sa.func.row_number().over(
+                    partition_by=chunks.c.doc_id, order_by=score.desc()).label("place")).subquery()
+                statement = (sa.select(ranked.c.chunk_id, ranked.c.score)
+                             .where(ranked.c.place == 1)
+                             .order_by(ranked.c.score.desc(), ranked.c.chunk_id).limit(k))
+            else:
+                statement = scored.order_by(sa.desc("score"), chunks.c.chunk_id).limit(k)
+            return [(r.chunk_id, float(r.score)) for r in conn.execute(statement)]
 
     def lenses(self) -> list[str]:
         """Lenses that have indexed chunks."""
@@ -183,10 +163,11 @@ class PgChunks(PgBase):
         return [r["lens"] for r in self._read(statement)]
 
     def fts_integrity(self) -> bool:
-        """Always true: the `tsv` column is generated by PostgreSQL from the chunk text."""
-        return True
+        """Whether the full-text postings and their statistics agree with the chunks."""
+        with self.engine.connect() as conn:
+            return postgres_fts.consistent(conn)
 
     def fts_rebuild(self) -> None:
-        """Rebuild the full-text index (REINDEX of the GIN index)."""
+        """Make the full-text postings and statistics again from the chunks' text."""
         with self.engine.begin() as conn:
-            conn.execute(sa.text("REINDEX INDEX idx_chunks_tsv"))
+            postgres_fts.rebuild(conn)

@@ -14,6 +14,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from ragbench.ids import text_hash
 from ragbench.models import Chunk, DocumentRecord
+from ragbench.store import postgres_fts
 from ragbench.store.catalog_base import (
     CHUNK_META_FIELDS,
     UPDATABLE_CHUNK_FIELDS,
@@ -133,7 +134,10 @@ class PgDocuments(PgBase):
         tx = connection(conn)
         tx.execute(sa.insert(documents), row)
         if chunks_:
-            tx.execute(sa.insert(chunks), [self._chunk_values(c) for c in chunks_])
+            written = tx.execute(sa.insert(chunks).returning(chunks.c.rowid, chunks.c.text,
+                                                             sort_by_parameter_order=True),
+                                 [self._chunk_values(c) for c in chunks_])
+            postgres_fts.index_chunks(tx, [(r[0], r[1]) for r in written])
 
     @staticmethod
     def _chunk_values(c: Chunk) -> dict[str, Any]:
@@ -150,6 +154,7 @@ class PgDocuments(PgBase):
             return []
         tx = connection(conn)
         ids = list(doc_ids)
+        postgres_fts.forget_chunks(tx, sa.select(chunks.c.rowid).where(chunks.c.doc_id.in_(ids)))
         removed = tx.execute(
             sa.delete(chunks).where(chunks.c.doc_id.in_(ids)).returning(chunks.c.chunk_id))
         out = [r[0] for r in removed]

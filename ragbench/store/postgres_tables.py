@@ -9,10 +9,7 @@ connection's search path picks the workspace schema (`postgres_base.connect`).
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR
-
-TS_CONFIG = "ragbench_english"
-"""Text search configuration made by migration 0001: English parser and stemmer, no stop list."""
+from sqlalchemy.dialects.postgresql import JSONB
 
 metadata = sa.MetaData()
 """Core tables as migration 0001 makes them (the search path picks the workspace schema)."""
@@ -39,7 +36,6 @@ chunks = sa.Table(
     *(sa.Column(name, sa.Integer) for name in (
         "chunk_index", "total_chunks", "start_char", "end_char", "token_count", "page_number",
         "line_from", "line_to")),
-    sa.Column("tsv", TSVECTOR),
 )
 ingest_versions = sa.Table(
     "ingest_versions", metadata, sa.Column("version", sa.Integer, primary_key=True),
@@ -108,9 +104,19 @@ chunk_vectors = sa.Table(
     sa.Column("doc_id", sa.Text), sa.Column("lens", sa.Text), sa.Column("chunk_type", sa.Text),
     sa.Column("metadata", JSONB),
 )
+chunk_terms = sa.Table(
+    "chunk_terms", metadata,
+    sa.Column("term", sa.Text, primary_key=True),
+    sa.Column("chunk_rowid", sa.BigInteger, sa.ForeignKey("chunks.rowid"), primary_key=True),
+    sa.Column("tf", sa.Integer), sa.Column("length", sa.Integer),
+)
+fts_stats = sa.Table(
+    "fts_stats", metadata, sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("chunks", sa.BigInteger), sa.Column("words", sa.BigInteger),
+)
 
 
-CHUNK_COLUMNS = [c for c in chunks.c if c.name != "tsv"]
-"""The chunk columns callers read (all but the full-text `tsv`)."""
+CHUNK_COLUMNS = list(chunks.c)
+"""The chunk columns callers read."""
 DOC_COLUMNS = [c for c in documents.c if c.name not in ("rowid", "text")]
 """The document columns of a `DocumentRecord` (all but `rowid` and the plaintext)."""

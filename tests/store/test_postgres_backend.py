@@ -2,8 +2,8 @@
 
 Shared: two Workbench instances with their own folders on one database and schema see each
 other's documents and vectors at once. Isolated: two schemas in one database never see each
-other's rows. Full text follows FTS5's query rules: for the same documents, both engines match
-the same chunks (the order may differ: PostgreSQL has no bm25). Vectors: pgvector's HNSW index,
+other's rows. Full text follows FTS5's query rules and its BM25: for the same documents, both
+engines give the same chunks with the same scores. Vectors: pgvector's HNSW index,
 cosine, the retriever's filters. Migrations: the workspace schema is at Alembic's head, opening
 again changes nothing, and concurrent first opens migrate once. What is not ported yet fails
 with BackendUnsupportedError naming the operation.
@@ -53,11 +53,14 @@ def test_same_documents_same_ids_and_full_text_matches(pg):
     assert wb.catalog.chunk_ids() == embedded.catalog.chunk_ids()  # ids do not depend on it
     assert wb.library.stats().chunks == embedded.library.stats().chunks
     # FTS5's rules on both: words OR-ed, the common function words dropped, English stems
-    # ("run" finds "Running"); bm25 and ts_rank order differently, so sets are compared
-    for query in QUERIES:
-        ours = {h.chunk_id for h in wb.search.query(query, mode="fts", top_k=50)}
-        theirs = {h.chunk_id for h in embedded.search.query(query, mode="fts", top_k=50)}
-        assert ours == theirs, query
+    # ("run" finds "Running"), and FTS5's bm25 score to the float
+    for query in [*QUERIES, "restart restart the workers' queue", "units units of budget"]:
+        ours = dict(wb.catalog.fts_search(query, 50))
+        theirs = dict(embedded.catalog.fts_search(query, 50))
+        assert ours and ours == pytest.approx(theirs, rel=1e-9), query
+        assert [h.chunk_id for h in wb.search.query(query, mode="fts", top_k=50)] == \
+            [h.chunk_id for h in embedded.search.query(query, mode="fts", top_k=50)], query
+    assert wb.catalog.fts_integrity()
     assert wb.search.query("run", mode="fts")[0].source_id == "ops/runbook.md"
     assert wb.search.query("kestrel", mode="fts")[0].source_id == "finance/budget.md"
     assert wb.catalog.word_rarity("kestrel the budget") == pytest.approx(
@@ -114,6 +117,7 @@ def test_two_workbenches_on_one_database_share_the_workspace(tmp_path, postgres_
     first.library.delete(second.search.query("heron", mode="fts")[0].doc_id)
     assert second.search.query("heron pilot", mode="fts") == []
     assert second.vectors.count() == second.catalog.chunk_count()
+    assert second.catalog.fts_integrity()  # the BM25 statistics lost the deleted chunks
 
 
 def test_workspaces_in_one_database_are_isolated(tmp_path, postgres_url, pg):
@@ -176,13 +180,28 @@ def test_a_schema_at_an_older_revision_is_upgraded_on_open(postgres_url):
         conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
         config.attributes["connection"] = conn
         command.upgrade(config, "0001")
+        conn.execute(sa.text(  # with a chunk (full text was a tsvector column then)
+            "INSERT INTO documents (doc_id, source_id, file_name, format, file_hash, "
+            "size_bytes, lens, depth, path, content_version, ingest_version, chunk_size, "
+            "chunk_overlap, embedding_model, status, metadata, text, created_at, updated_at) "
+            "VALUES ('d1', 's/a.md', 'a.md', 'markdown', 'h', 40, 's', 0, '[]', 1, 1, 1024, "
+            "150, 'm', 'indexed', '{}', '', 't', 't')"))
+        conn.execute(sa.text(
+            "INSERT INTO chunks (chunk_id, doc_id, chunk_index, total_chunks, start_char, "
+            "end_char, token_count, chunk_type, lens, text, embedding_text, embedding_hash) "
+            "VALUES ('c1', 'd1', 0, 1, 0, 40, 9, 'text', 's', "
+            "'Osprey nests: the ospreys returned in May', 'x', 'h')"))
     with engine.connect() as conn:
         assert not sa.inspect(conn).has_table("conversations", schema=schema)
-    PgCatalog(engine, schema)
+    catalog = PgCatalog(engine, schema)
     with engine.connect() as conn:
         assert sa.inspect(conn).has_table("conversations", schema=schema)
         assert conn.execute(sa.text(f"SELECT version_num FROM {schema}.alembic_version")
                             ).scalar_one() == alembic_head() != "0001"
+        assert "tsv" not in {c["name"] for c in sa.inspect(conn).get_columns("chunks", schema)}
+    # the old chunk is in the BM25 postings: found by a stem, counted once
+    assert [c for c, _ in catalog.fts_search("osprey", 5)] == ["c1"]
+    assert catalog.fts_integrity()
     engine.dispose()
 
 

@@ -1,0 +1,146 @@
+"""BM25 full-text search of the PostgreSQL catalog, scored as SQLite FTS5 scores it.
+
+PostgreSQL has no BM25 of its own (`ts_rank` normalises term frequency by log length and has
+no document frequency), so rankings on long natural-language requests differed from the
+embedded backend's. This module keeps the index FTS5 keeps, in two tables:
+
+- `chunk_terms`: one posting per (word, chunk) with the word's count in the chunk (`tf`) and
+  the chunk's length in words (`length`), the words being those of `lexical.index_text` (the
+  Snowball stems the SQLite index holds, cut by the same rule), so both backends analyse text
+  the same way; a covering primary key (term, chunk) lets a query read a word's postings from
+  the index alone;
+- `fts_stats`: one row with the number of chunks and of words in them (BM25's N and average
+  length), kept in the transaction that writes or deletes chunks.
+
+A chunk's score is FTS5's `bm25()`: the sum over the query's words (a word said twice counts
+twice) of idf × tf × (k1 + 1) / (tf + k1 × (1 − b + b × length / avglength)), with
+idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6, k1 = 1.2, b = 0.75. The document
+frequencies are counted from the same postings the query reads, so they cost no extra scan.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from ragbench.lexical import index_text
+from ragbench.store.postgres_tables import chunk_terms, chunks, fts_stats
+
+K1 = 1.2
+"""BM25 term-frequency saturation (FTS5's default)."""
+B = 0.75
+"""BM25 length normalisation (FTS5's default)."""
+MIN_IDF = 1e-6
+"""FTS5's floor for the idf of a word in more than half the chunks."""
+BATCH = 500
+"""Chunks read per round when the index is rebuilt."""
+
+
+def chunk_words(text: str) -> tuple[int, Counter[str]]:
+    """The length in words of `text` as the index counts it, and each word's count."""
+    words = index_text(text).split()
+    return len(words), Counter(words)
+
+
+def index_chunks(conn: sa.Connection, rows: Iterable[tuple[int, str]]) -> None:
+    """Write the postings of chunks given as (rowid, text) and add them to `fts_stats`
+    (inside the caller's transaction).
+    """
+    postings: list[dict[str, Any]] = []
+    count = words = 0
+    for rowid, text in rows:
+        length, tfs = chunk_words(text)
+        count += 1
+        words += length
+        postings += [{"term": t, "chunk_rowid": rowid, "tf": n, "length": length}
+                     for t, n in tfs.items()]
+    if postings:
+        conn.execute(sa.insert(chunk_terms), postings)
+    if count:
+        _add_stats(conn, count, words)
+
+
+def forget_chunks(conn: sa.Connection, rowids: sa.Select[Any]) -> None:
+    """Take the chunks whose rowids `rowids` selects out of `fts_stats` and delete their
+    postings (inside the caller's transaction, before the chunks themselves go).
+    """
+    per_chunk = (sa.select(chunks.c.rowid, sa.func.coalesce(sa.func.min(chunk_terms.c.length), 0)
+                           .label("length"))
+                 .select_from(chunks.outerjoin(chunk_terms,
+                                               chunk_terms.c.chunk_rowid == chunks.c.rowid))
+                 .where(chunks.c.rowid.in_(rowids)).group_by(chunks.c.rowid).subquery())
+    count, words = conn.execute(sa.select(sa.func.count(),
+                                          sa.func.coalesce(sa.func.sum(per_chunk.c.length), 0))
+                                ).one()
+    conn.execute(sa.delete(chunk_terms).where(chunk_terms.c.chunk_rowid.in_(rowids)))
+    if count:
+        _add_stats(conn, -int(count), -int(words))
+
+
+def _add_stats(conn: sa.Connection, count: int, words: int) -> None:
+    conn.execute(sa.update(fts_stats).where(fts_stats.c.id == 1).values(
+        chunks=fts_stats.c.chunks + count, words=fts_stats.c.words + words))
+
+
+def rebuild(conn: sa.Connection) -> int:
+    """Make the postings and `fts_stats` again from every chunk's text; the chunks indexed."""
+    conn.execute(sa.delete(chunk_terms))
+    conn.execute(sa.update(fts_stats).where(fts_stats.c.id == 1).values(chunks=0, words=0))
+    done, last = 0, None
+    while True:
+        page = sa.select(chunks.c.rowid, chunks.c.text).order_by(chunks.c.rowid).limit(BATCH)
+        rows = conn.execute(page if last is None else page.where(chunks.c.rowid > last)).all()
+        if not rows:
+            break
+        index_chunks(conn, [(r[0], r[1]) for r in rows])
+        done, last = done + len(rows), rows[-1][0]
+    return done
+
+
+def consistent(conn: sa.Connection) -> bool:
+    """Whether `fts_stats` and the postings agree with the chunks (count and total length)."""
+    count, words = conn.execute(sa.select(fts_stats.c.chunks, fts_stats.c.words)).one()
+    chunk_count = conn.execute(sa.select(sa.func.count()).select_from(chunks)).scalar_one()
+    lengths = sa.select(sa.func.min(chunk_terms.c.length).label("length")).group_by(
+        chunk_terms.c.chunk_rowid).subquery()
+    total = conn.execute(sa.select(sa.func.coalesce(sa.func.sum(lengths.c.length), 0))
+                         ).scalar_one()
+    return int(count) == int(chunk_count) and int(words) == int(total)
+
+
+def document_frequencies(conn: sa.Connection, terms: Sequence[str]) -> dict[str, int]:
+    """How many chunks hold each indexed word of `terms` (0 for those none holds)."""
+    rows = conn.execute(sa.select(chunk_terms.c.term, sa.func.count())
+                        .where(chunk_terms.c.term.in_(list(terms)))
+                        .group_by(chunk_terms.c.term)).all()
+    found = {r[0]: int(r[1]) for r in rows}
+    return {t: found.get(t, 0) for t in terms}
+
+
+def bm25_scores(terms: dict[str, int]) -> tuple[sa.Subquery, sa.ColumnElement[Any]]:
+    """The postings of the query's words (`terms`: word -> times said) as a subquery with
+    `chunk_rowid`, and the BM25 contribution of one posting row, to be summed per chunk.
+
+    The subquery carries each row's word's document frequency (`df`, a window count over the
+    same rows), so the idf needs no second scan; N and the average length are read from
+    `fts_stats` in the same statement, so all three come from one snapshot even while other
+    transactions write.
+    """
+    query = sa.values(sa.column("term", sa.Text), sa.column("said", sa.Integer),
+                      name="query_terms").data(list(terms.items()))
+    postings = (sa.select(chunk_terms.c.chunk_rowid, chunk_terms.c.tf, chunk_terms.c.length,
+                          query.c.said,
+                          sa.func.count().over(partition_by=chunk_terms.c.term).label("df"))
+                .join(query, query.c.term == chunk_terms.c.term).subquery("postings"))
+    one = fts_stats.c.id == 1
+    n = sa.select(sa.cast(fts_stats.c.chunks, sa.Float)).where(one).scalar_subquery()
+    average = sa.select(sa.cast(fts_stats.c.words, sa.Float)
+                        / sa.func.greatest(fts_stats.c.chunks, 1)).where(one).scalar_subquery()
+    idf = sa.func.greatest(
+        sa.func.ln((n - postings.c.df + 0.5) / (postings.c.df + 0.5)), MIN_IDF)
+    norm = K1 * (1 - B + B * postings.c.length / sa.func.greatest(average, 1e-9))
+    contribution = postings.c.said * idf * postings.c.tf * (K1 + 1) / (postings.c.tf + norm)
+    return postings, contribution
