@@ -139,8 +139,13 @@ def bm25_scores(terms: dict[str, int]) -> tuple[sa.Subquery, sa.ColumnElement[An
     n = sa.select(sa.cast(fts_stats.c.chunks, sa.Float)).where(one).scalar_subquery()
     average = sa.select(sa.cast(fts_stats.c.words, sa.Float)
                         / sa.func.greatest(fts_stats.c.chunks, 1)).where(one).scalar_subquery()
-    idf = sa.func.greatest(
-        sa.func.ln((n - postings.c.df + 0.5) / (postings.c.df + 0.5)), MIN_IDF)
-    norm = K1 * (1 - B + B * postings.c.length / sa.func.greatest(average, 1e-9))
-    contribution = postings.c.said * idf * postings.c.tf * (K1 + 1) / (postings.c.tf + norm)
+    def real(x: float) -> sa.ColumnElement[float]:  # float8, not numeric, arithmetic
+        return sa.literal(x, sa.Float)
+
+    df = sa.cast(postings.c.df, sa.Float)
+    tf = sa.cast(postings.c.tf, sa.Float)
+    idf = sa.func.greatest(sa.func.ln((n - df + real(0.5)) / (df + real(0.5))), real(MIN_IDF))
+    norm = real(K1) * (real(1 - B) + real(B) * sa.cast(postings.c.length, sa.Float)
+                       / sa.func.greatest(average, real(1e-9)))
+    contribution = postings.c.said * idf * tf * real(K1 + 1) / (tf + norm)
     return postings, contribution
