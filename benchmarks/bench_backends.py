@@ -15,9 +15,9 @@ sides and their differences:
 Each side runs the unchanged commands as subprocesses; the backend is chosen the way a user
 chooses it, by `RAGBENCH_DATABASE_URL` / `RAGBENCH_DATABASE_SCHEMA` in the environment, and
 every side starts from empty work folders (so each ingests its corpora: a few minutes per
-dataset on 2 cores). Where the engines rank differently (FTS5's bm25() against PostgreSQL's
-ts_rank_cd over the same stemmed words; exact-ish HNSW in both), the figures differ by that
-and nothing else: the JSON says so next to each difference.
+dataset on 2 cores). Both backends score full text with FTS5's bm25() over the same stemmed
+words (SQLite's own; SQL over postings on PostgreSQL) and search vectors with HNSW, so the
+figures should differ only by ties in ranking and by HNSW's approximation: the JSON says so.
 
     python benchmarks/bench_backends.py [--datasets scifact,hotpotqa-dev,cacm]
         [--skip answers,reports] [--runtime torch]
@@ -166,9 +166,9 @@ def main() -> None:
         "machine": machine_info(), "runtime": args.runtime,
         "embedded": embedded, "postgres": postgres,
         "postgres_minus_embedded": differences(embedded, postgres),
-        "note": "lexical scores differ by engine (SQLite FTS5 bm25() against PostgreSQL "
-                "ts_rank over the same stemmed words), so fts and hybrid may differ; vector "
-                "search is HNSW on both (Chroma, pgvector)",
+        "note": "full text is FTS5's bm25() over the same stemmed words on both (SQLite's "
+                "own; SQL over postings on PostgreSQL), so only the order of tied scores may "
+                "differ; vector search is HNSW on both (Chroma, pgvector)",
     }, indent=2))
 
 
