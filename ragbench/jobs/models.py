@@ -49,3 +49,19 @@ class QueuedUploads(BaseModel):
                            "already ran in this process")
     jobs: list[JobState]
     settled: list[FileResult] = Field(default_factory=list)
+    message: str = Field("", description="one line for people: what was queued, or what "
+                         "the work done in process gave")
+    left: int = Field(0, description="work done in process: what is still to do after it "
+                      "(documents still stale)")
+
+    @property
+    def failed(self) -> int:
+        """Jobs failed so far and files settled as failed (a queued job is not failed)."""
+        return (sum(j.state == "failed" for j in self.jobs)
+                + sum(r.status == "failed" for r in self.settled))
+
+
+def queued_message(jobs: int, settled: int, what: str = "job") -> str:
+    """How a face says work was queued: "2 re-processing jobs queued for the workers"."""
+    line = f"{jobs} {what}{'' if jobs == 1 else 's'} queued for the workers"
+    return line + (f"; {settled} settled without a job" if settled else "")
