@@ -24,7 +24,7 @@ from ragbench.ingest.library import FileProgress
 from ragbench.ingest.sources import FileItem, make_report
 from ragbench.ingest.versioning import ReprocessReport
 from ragbench.jobs import InProcessQueue, JobState, QueuedUploads
-from ragbench.jobs.models import queued_message
+from ragbench.jobs.models import QueuedIngestReport, queued_ingest_report, queued_message
 from ragbench.maintenance.status import reprocess_summary, stale_report
 from ragbench.models import FileResult, IngestReport
 from ragbench.store.schema import CURRENT_INGEST_VERSION
@@ -167,6 +167,14 @@ class JobsArea:
         assert isinstance(queue, InProcessQueue), "an embedded workspace's queue"
         return queue
 
+    def ingest_view(self, jobs: Sequence[JobState], settled: Sequence[FileResult],
+                    seconds: float) -> QueuedIngestReport:
+        """Queued files (path jobs in their latest states, and the files settled without a
+        job) as an in-process ingest reports them: one entry per file with its status, now
+        `queued` or `running` too, and its `job_id`; totals per status.
+        """
+        return queued_ingest_report(list(jobs), list(settled), seconds)
+
     def list(self, limit: int = 100) -> list[JobState]:
         """The newest jobs first, with their state (queued, running, done, failed)."""
         if limit < 1:
@@ -220,4 +228,4 @@ class JobsArea:
                           stalled_after=stalled_after or STALLED_AFTER)
 
 
-__all__ = ["JobState", "JobsArea", "QueuedUploads", "WorkbenchRunner"]
+__all__ = ["JobState", "JobsArea", "QueuedIngestReport", "QueuedUploads", "WorkbenchRunner"]
