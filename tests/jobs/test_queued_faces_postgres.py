@@ -168,6 +168,11 @@ def test_the_embedded_backend_does_the_work_in_the_request(embeddings, tmp_path)
                                                                "reprocess"]
     assert http.get(f"/v1/jobs/{job['id']}").json()["state"] == "done"
     assert http.post("/v1/jobs/reprocess", json={"target_version": 0}).status_code == 422
+    # an upload through the queue seam is ingested at once too, and listed after the others
+    (up,) = wb.jobs.submit_uploads([("later.md", b"# Later\n\nThe Heron pilot starts in May.\n")],
+                                   lens="notes").jobs
+    assert (up.kind, up.state, up.result.status, up.id) == ("upload", "done", "inserted", 4)
+    assert [j["id"] for j in http.get("/v1/jobs").json()] == [4, 3, 2, 1]
 
 
 def test_the_app_queues_reprocessing_and_shows_the_jobs_state(
