@@ -10,12 +10,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from ragbench.config import load_settings
 from ragbench.errors import RagbenchError
 from ragbench.workbench import Workbench
-from ragbench.workbench.presentation import passage_html
+from ragbench.workbench.jobs import QueuedUploads
+from ragbench.workbench.presentation import md_escape, passage_html
 
 HEALTH_ICON = {"ok": ":green[●]", "idle": ":gray[○]", "warning": ":orange[●]",
                "error": ":red[●]"}
@@ -107,26 +109,67 @@ class ReprocessProgress:
                    f"{self.label} {done}/{total} documents stored · {path}")
 
 
-def reprocess_with_progress(wb: Workbench, label: str) -> Any | None:
-    """Re-process stale documents under a progress bar; the report, or None after an error
-    shown on the page. Counts are refreshed on success. The bar moves per document and per
-    stage (`ReprocessProgress`), and says so while the embedding model is still loading.
+def reprocess_with_progress(wb: Workbench, label: str) -> QueuedUploads | None:
+    """Re-process stale documents the workspace's way (`wb.jobs.reprocess`): on PostgreSQL
+    they are queued for the workers at once; embedded, they are re-processed here under a
+    progress bar that moves per document and per stage (`ReprocessProgress`) and says so
+    while the embedding model is still loading. The outcome, or None after an error shown on
+    the page. Counts are refreshed on success.
     """
     bar = st.progress(0.0, text=label)
     started = time.perf_counter()
     reporter = ReprocessProgress(bar, label)
     try:
-        while not wb.maintenance.warm_up(timeout=0.5):
+        while not wb.jobs.deferred and not wb.maintenance.warm_up(timeout=0.5):
             bar.progress(0.0, text=f"{label} Loading the embedding model (first time only)… "
                                    f"{time.perf_counter() - started:.0f} s")
-        outcome = wb.maintenance.reprocess(progress=reporter.on_stage,
-                                           file_progress=reporter.on_file)
+        outcome = wb.jobs.reprocess(progress=reporter.on_stage, file_progress=reporter.on_file)
     except RagbenchError as e:
         st.error(f"Re-processing failed: {e}")
         return None
-    bar.progress(1.0, text=f"{label} done")
+    bar.progress(1.0, text=f"{label} {'queued' if outcome.deferred else 'done'}")
     refresh_counts()
     return outcome
+
+
+def show_work_outcome(outcome: dict[str, Any], key: str) -> None:
+    """What `reprocess_with_progress` (or a graph rebuild) gave, shown once: its message (a
+    warning when something failed or is left) and the files that failed. Jobs queued for the
+    workers are remembered under `key`, for `show_jobs` to follow on later runs.
+    """
+    failed = [r for r in outcome["settled"] if r["status"] == "failed"]
+    failed += [j["result"] or {"path": j["name"], "error": j["reason"]}
+               for j in outcome["jobs"] if j["state"] == "failed"]
+    fine = not failed and not outcome["left"]
+    (st.success if fine else st.warning)(outcome["message"])
+    if failed:
+        st.warning("Not re-processed: " + "; ".join(
+            f"{r['path']}: {r.get('error') or ''}" for r in failed))
+    if outcome["deferred"]:
+        st.session_state[key] = [j["id"] for j in outcome["jobs"]]
+
+
+def show_jobs(wb: Workbench, key: str) -> None:
+    """The jobs remembered under `key` with their state now, from the job table (a worker
+    runs them), and a Refresh button while any is queued or running.
+    """
+    ids = st.session_state.get(key) or []
+    states = []
+    for job_id in ids:
+        try:
+            states.append(wb.jobs.get(job_id))
+        except RagbenchError:  # gone with the queue's history
+            continue
+    if not states:
+        return
+    st.table(pd.DataFrame([
+        {"job": j.id, "kind": j.kind, "source": md_escape(j.source_id), "state": j.state,
+         "attempts": j.attempts, "reason": md_escape(j.reason or j.summary),
+         "updated": j.updated_at[:19].replace("T", " ")} for j in states]), hide_index=True)
+    if any(j.state in ("queued", "running") for j in states):
+        st.button("Refresh", key=f"{key}_refresh")
+    else:
+        refresh_counts()
 
 
 def show_highlighted_chunk(chunk: str, spans: list[tuple[int, int]],

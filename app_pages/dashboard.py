@@ -6,7 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import bar_chart
-from app_pages.common import backend_status, reprocess_with_progress, workbench
+from app_pages.common import (
+    backend_status,
+    reprocess_with_progress,
+    show_jobs,
+    show_work_outcome,
+    workbench,
+)
 from ragbench.workbench.presentation import bar_counts, distinct_findings, md_escape, side_label
 
 TOP_DISAGREEMENTS = 3
@@ -130,21 +136,11 @@ if stale.any:
                 wb, f"Re-processing {stale.documents:,} documents…")
             if outcome is not None:
                 st.session_state["reprocess_outcome"] = outcome.model_dump()
-                st.session_state["reprocess_summary"] = (
-                    wb.maintenance.reprocess_summary(outcome).model_dump())
                 st.rerun()
 done = st.session_state.pop("reprocess_outcome", None)
-summary = st.session_state.pop("reprocess_summary", None)
-if done and summary:
-    # counted in documents, stale count taken after the run (the raw totals mix units)
-    fine = not summary["still_stale"] and not summary["failed"]
-    (st.success if fine else st.warning)(summary["message"])
-    failed = [r for r in done.get("results", []) if r["status"] == "failed"]
-    failed += [{"path": s["source_id"], "error": s.get("problem", "")}
-               for s in done.get("not_reprocessable", [])]
-    if failed:
-        st.warning("Not re-processed: " + "; ".join(
-            f"{r['path']}: {r.get('error') or ''}" for r in failed))
+if done:  # counted in documents, stale count taken after the run (the raw totals mix units)
+    show_work_outcome(done, "dash_reprocess_jobs")
+show_jobs(wb, "dash_reprocess_jobs")  # queued on PostgreSQL: their state, from the job table
 
 # --- composition -----------------------------------------------------------------------------
 if stats["chunks"]:

@@ -117,7 +117,9 @@ def enqueue(files: list, lens: str) -> None:
 
 
 def queue_section() -> None:
-    """The newest uploads of a PostgreSQL workspace and their state, from the job table."""
+    """The newest jobs of a PostgreSQL workspace (uploads first of all) and their state, from
+    the job table.
+    """
     st.subheader("Queue")
     last_queued = st.session_state.pop("last_queued", None)
     if last_queued:
@@ -132,9 +134,11 @@ def queue_section() -> None:
                    "processes (docs/team.md, Workers).")
         return
     counts = {s: sum(j.state == s for j in jobs) for s in ("queued", "running", "done", "failed")}
-    st.caption(" · ".join(f"{n} {s}" for s, n in counts.items()) + " (newest 50 uploads)")
+    st.caption(" · ".join(f"{n} {s}" for s, n in counts.items())
+               + " (newest 50 jobs: uploads, files, re-processing, graph)")
     st.table(pd.DataFrame([
-        {"id": j.id, "file": md_escape(j.name), "lens": j.lens or "", "state": j.state,
+        {"id": j.id, "kind": j.kind, "file": md_escape(j.name), "lens": j.lens or "",
+         "state": j.state,
          "attempts": j.attempts, "chunks": j.result.chunks if j.result else "",
          "reason": md_escape(j.reason), "updated": j.updated_at[:19].replace("T", " ")}
         for j in jobs]), hide_index=True)

@@ -7,7 +7,13 @@ import os
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages.common import backend_status, reprocess_with_progress, workbench
+from app_pages.common import (
+    backend_status,
+    reprocess_with_progress,
+    show_jobs,
+    show_work_outcome,
+    workbench,
+)
 from ragbench.config import ENV_PREFIX, Settings, read_settings_file, save_settings
 from ragbench.workbench.presentation import MODES
 
@@ -136,8 +142,8 @@ if st.button("Save settings", type="primary", disabled=not changed, key="save_se
 # click the warning above the button was already drawn with the count from before.
 reprocessed = st.session_state.pop("settings_reprocessed", None)
 if reprocessed:
-    done_right = not reprocessed["still_stale"] and not reprocessed["failed"]
-    (st.success if done_right else st.warning)(reprocessed["message"])
+    show_work_outcome(reprocessed, "settings_reprocess_jobs")
+show_jobs(wb, "settings_reprocess_jobs")  # queued on PostgreSQL: their state from the job table
 stale_now = stale(current)
 if stale_now.any and not changed:
     st.warning(f"{stale_now.documents:,} documents were made with other settings than these "
@@ -145,6 +151,5 @@ if stale_now.any and not changed:
     if st.button("Re-process now", key="settings_reprocess"):
         outcome = reprocess_with_progress(wb, "Re-processing…")
         if outcome is not None:
-            st.session_state["settings_reprocessed"] = (
-                wb.maintenance.reprocess_summary(outcome).model_dump())
+            st.session_state["settings_reprocessed"] = outcome.model_dump()
             st.rerun()

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -35,10 +36,12 @@ InProcessOption = Annotated[bool, typer.Option(
 
 
 def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
-                  timeout: float | None = None) -> tuple[list[JobState], int]:
+                  timeout: float | None = None, ingest_started: float | None = None,
+                  ) -> tuple[list[JobState], int]:
     """Print the jobs `queued` made and what was settled without a job; with `wait`, follow
     the jobs (one line per change of state) until all are finished. The final states, and
-    how many jobs (and settled files) failed.
+    how many jobs (and settled files) failed. With `ingest_started` (`ingest`), `--json`
+    has an in-process ingest's shape (`wb.jobs.ingest_view`), timed from then.
     """
     jobs = queued.jobs
     settled_failed = sum(r.status == "failed" for r in queued.settled)
@@ -54,9 +57,11 @@ def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
         jobs = [final[j.id] for j in jobs]
     failed = settled_failed + sum(j.state == "failed" for j in jobs)
     counts = {s: sum(j.state == s for j in jobs) for s in ("queued", "running", "done", "failed")}
-    out.emit({"deferred": True, "jobs": [j.model_dump() for j in jobs],
-              "settled": [r.model_dump() for r in queued.settled], "counts": counts},
-             ", ".join(f"{n} {s}" for s, n in counts.items())
+    payload = ({"deferred": True, "jobs": [j.model_dump() for j in jobs],
+                "settled": [r.model_dump() for r in queued.settled], "counts": counts}
+               if ingest_started is None else wb.jobs.ingest_view(
+                   jobs, queued.settled, time.perf_counter() - ingest_started))
+    out.emit(payload, ", ".join(f"{n} {s}" for s, n in counts.items())
              + (f"; {len(queued.settled)} settled without a job" if queued.settled else ""))
     return jobs, failed
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -79,7 +80,9 @@ def ingest(
                     "--chunk-size/--chunk-overlap apply to an ingest in this process; queued "
                     "files are chunked with the workers' settings (add --in-process, or set "
                     "chunk_size/chunk_overlap in the workspace settings)")
-            jobs, failed = report_queued(wb, out, wb.jobs.submit_paths(paths, lens, root), wait)
+            started = time.perf_counter()
+            jobs, failed = report_queued(wb, out, wb.jobs.submit_paths(paths, lens, root), wait,
+                                         ingest_started=started)
             ok = len(jobs) - sum(j.state == "failed" for j in jobs)
             return 0 if ok or not failed else 1
         on_file, on_stage = out.progress_bars(len(paths))

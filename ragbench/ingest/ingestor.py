@@ -174,6 +174,8 @@ class Ingestor(IngestStore):
                             source_id=source_id, reason=decision.reason)
         if decision.action == "skipped":
             result.chunks = len(self.catalog.chunks_of(doc_id))
+            if self.originals is not None:  # stored before the database kept originals
+                self.originals.keep(data, name)
             return [result]
         try:
             units, failures = self.prepare(data, name, source_id, decision, metadata=metadata)

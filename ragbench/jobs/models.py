@@ -49,3 +49,77 @@ class QueuedUploads(BaseModel):
                            "already ran in this process")
     jobs: list[JobState]
     settled: list[FileResult] = Field(default_factory=list)
+    message: str = Field("", description="one line for people: what was queued, or what "
+                         "the work done in process gave")
+    left: int = Field(0, description="work done in process: what is still to do after it "
+                      "(documents still stale)")
+
+    @property
+    def failed(self) -> int:
+        """Jobs failed so far and files settled as failed (a queued job is not failed)."""
+        return (sum(j.state == "failed" for j in self.jobs)
+                + sum(r.status == "failed" for r in self.settled))
+
+
+def queued_message(jobs: int, settled: int, what: str = "job") -> str:
+    """How a face says work was queued: "2 re-processing jobs queued for the workers"."""
+    line = f"{jobs} {what}{'' if jobs == 1 else 's'} queued for the workers"
+    return line + (f"; {settled} settled without a job" if settled else "")
+
+
+class QueuedFile(BaseModel):
+    """One file of a queued ingest in the shape of an in-process ingest's file result
+    (`FileResult`), with its job: `status` is the ingest's (inserted, updated, skipped,
+    reprocessed, failed) once a worker ran it, and `queued` or `running` before.
+    """
+
+    path: str
+    status: str
+    job_id: int | None = Field(None, description="its job (`ragbench jobs ID`); none for a "
+                               "file settled without one")
+    doc_id: str | None = None
+    source_id: str | None = None
+    chunks: int = 0
+    reason: str = ""
+    error: str | None = None
+    parent_doc_id: str | None = None
+    seconds: float = 0.0
+
+
+class QueuedIngestReport(BaseModel):
+    """`ragbench ingest` on PostgreSQL as an in-process ingest reports it (`IngestReport`:
+    `files`, `totals`, `seconds`, `graph`), each file with its job and state; `totals` counts
+    `queued` and `running` files too. `jobs` and `settled` are the queue's own answer.
+    """
+
+    files: list[QueuedFile]
+    totals: dict[str, int]
+    seconds: float
+    graph: None = Field(None, description="a worker updates the graph on its own host")
+    deferred: bool = True
+    jobs: list[JobState]
+    settled: list[FileResult]
+
+
+def queued_ingest_report(jobs: list[JobState], settled: list[FileResult],
+                         seconds: float) -> QueuedIngestReport:
+    """The files of these path jobs (in their current states) and of the files settled
+    without a job, in the shape of an in-process ingest report.
+    """
+    files = [QueuedFile(**r.model_dump()) for r in settled]
+    for job in jobs:
+        if job.result is not None:
+            files.append(QueuedFile(**job.result.model_dump(), job_id=job.id))
+        else:
+            files.append(QueuedFile(
+                path=job.name, status=job.state, job_id=job.id, source_id=job.source_id,
+                reason=job.reason if job.state != "failed" else "",
+                error=job.reason if job.state == "failed" else None))
+    totals = {s: 0 for s in ("inserted", "updated", "skipped", "reprocessed", "failed",
+                             "queued", "running")}
+    for f in files:
+        totals[f.status] = totals.get(f.status, 0) + 1
+    totals["files"] = len(files)
+    totals["chunks"] = sum(f.chunks for f in files if f.status != "skipped")
+    return QueuedIngestReport(files=files, totals=totals, seconds=round(seconds, 3),
+                              jobs=jobs, settled=settled)

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from ragbench.errors import NotFoundError
 from ragbench.ingest.versioning import ReprocessReport
-from ragbench.jobs.models import JobState, QueuedUploads
-from ragbench.models import IngestReport
+from ragbench.jobs.models import JobKind, JobState, QueuedUploads
+from ragbench.models import FileResult, IngestReport
 from ragbench.store.catalog_base import now_iso
 
 IngestUploads = Callable[[Sequence[tuple[str, bytes]], str | None], IngestReport]
@@ -75,21 +75,31 @@ class InProcessQueue:
     def submit(self, items: Sequence[tuple[str, bytes]], lens: str | None) -> QueuedUploads:
         """Ingest now; each top-level file becomes a finished job (done, or failed)."""
         report = self._ingest(items, lens)
+        return QueuedUploads(deferred=False, jobs=self.record("upload", report.files, lens))
+
+    def record(self, kind: JobKind, results: Sequence[FileResult], lens: str | None,
+               ) -> list[JobState]:
+        """Work already done in this process (uploads, re-processing) as finished jobs, one
+        per top-level file (attachments belong to their file's job), listed by `jobs`.
+        """
+        return [self._add(JobState(
+            id=0, kind=kind, name=result.path, source_id=result.source_id or "", lens=lens,
+            state="failed" if result.status == "failed" else "done",
+            reason=result.error or result.reason, attempts=1, result=result))
+            for result in results if not result.parent_doc_id]
+
+    def record_graph(self, summary: str) -> JobState:
+        """A graph rebuild done in this process, as a finished job."""
+        return self._add(JobState(id=0, kind="graph", name="context graph", source_id="graph",
+                                  state="done", attempts=1, summary=summary))
+
+    def _add(self, state: JobState) -> JobState:
         stamp = now_iso()
-        made: list[JobState] = []
         with self._lock:
-            for result in report.files:
-                if result.parent_doc_id:  # attachments belong to their file's job
-                    continue
-                upload_id = len(self._jobs) + 1
-                state = JobState(
-                    id=upload_id, name=result.path, source_id=result.source_id or "",
-                    lens=lens, state="failed" if result.status == "failed" else "done",
-                    reason=result.error or result.reason, attempts=1, result=result,
-                    created_at=stamp, updated_at=stamp)
-                self._jobs[upload_id] = state
-                made.append(state)
-        return QueuedUploads(deferred=False, jobs=made)
+            state = state.model_copy(update={"id": len(self._jobs) + 1, "created_at": stamp,
+                                             "updated_at": stamp})
+            self._jobs[state.id] = state
+        return state
 
     def jobs(self, limit: int = 100) -> list[JobState]:
         """The jobs this process ran, newest first."""

@@ -127,7 +127,7 @@ def create_app(wb: Workbench, options: ServiceOptions | None = None) -> FastAPI:
     v1.include_router(documents.routes(wb, writes))
     v1.include_router(archive.routes(wb))
     v1.include_router(reports.routes(wb, writes))
-    v1.include_router(jobs.routes(wb))
+    v1.include_router(jobs.routes(wb, writes))
     app.include_router(v1)
     return app
 

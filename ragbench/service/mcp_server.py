@@ -10,6 +10,10 @@ references}`, suggestions carry their references. A failing call returns an MCP 
 result whose text is the one-line ragbench error (unknown id, empty question...), never a
 traceback.
 
+`reprocess` and `rebuild_graph` leave the choice to the facade: queued for `ragbench worker`
+on a PostgreSQL workspace (the call returns at once; `list_jobs` and `get_job` show the
+jobs' states from the job table), done in the call on an embedded one.
+
 Resources: `ragbench://documents` (the document list) and `ragbench://chunks/{chunk_id}`.
 
 `ragbench mcp` runs it over stdio (for Claude Desktop, MCP Inspector...) or, with
@@ -207,6 +211,35 @@ def create_mcp(wb: Workbench) -> MCPServer:
         (chunk_id, description, relevance) of the passages it is about.
         """
         return call(wb.reports.suggest, report_id)
+
+    @server.tool()
+    def reprocess(target_version: int | None = None) -> str:
+        """Re-process the stale documents (made with other chunk settings, another model or
+        an older ingest version). On a PostgreSQL workspace one job per document is queued
+        for the workers and this returns at once (`deferred: true`; follow them with
+        `get_job`); on an embedded workspace they are re-processed before it returns.
+        """
+        return call(wb.jobs.reprocess, target_version)
+
+    @server.tool()
+    def rebuild_graph(rebuild: bool = True) -> str:
+        """Rebuild the context graph (`rebuild: false`: bring it up to date). A graph job
+        for a worker on a PostgreSQL workspace (returned at once, `deferred: true`), done
+        before it returns on an embedded one (`summary` gives the counts).
+        """
+        return call(wb.jobs.rebuild_graph, rebuild)
+
+    @server.tool()
+    def list_jobs(limit: int = 20) -> str:
+        """The newest jobs (uploads, paths, re-processing, graph), each with its state:
+        queued, running, done or failed with the reason.
+        """
+        return call(wb.jobs.list, limit)
+
+    @server.tool()
+    def get_job(job_id: int) -> str:
+        """One job by its id (`id` in what `reprocess` or `rebuild_graph` returned)."""
+        return call(wb.jobs.get, job_id)
 
     @server.resource("ragbench://documents", mime_type="application/json")
     def documents() -> str:

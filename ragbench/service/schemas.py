@@ -221,3 +221,21 @@ class Health(BaseModel):
     version: str
     documents: int
     chunks: int
+
+
+class ReprocessRequest(BaseModel):
+    """Re-process the stale documents (`POST /v1/jobs/reprocess`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target_version: int | None = Field(
+        None, ge=1, description="bring documents up to this ingest version; default: current")
+
+
+class GraphRequest(BaseModel):
+    """Rebuild the context graph (`POST /v1/jobs/graph`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rebuild: bool = Field(True, description="true: from scratch; false: bring it up to date "
+                                            "with the catalog")

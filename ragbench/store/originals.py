@@ -14,7 +14,10 @@ documents' `file_hash`) in the table `originals`:
   before looking on this host's disk;
 - `prune` deletes the rows no document and no pending job refers to any more (after a delete
   or a clear), `forget` those of the versions a new version of a document replaced (in the
-  transaction that replaces them).
+  transaction that replaces them);
+- documents stored before migration 0005 have no row: `missing` lists them, `ragbench doctor`
+  loads those this host has (`ragbench.maintenance.originals`), and an unchanged file
+  ingested again is kept on the way (`keep`).
 
 `OriginalStore` is the seam: the database is its only implementation (an object store could
 be another one; none is written). This host's `files/` copy is still written, as a cache the
@@ -42,7 +45,7 @@ originals = sa.Table(
 )
 _documents = sa.Table(
     "documents", _meta, sa.Column("doc_id", sa.Text), sa.Column("file_hash", sa.Text),
-    sa.Column("archive_download_uri", sa.Text),
+    sa.Column("archive_download_uri", sa.Text), sa.Column("status", sa.Text),
 )
 _uploads = sa.Table(
     "uploads", _meta, sa.Column("sha256", sa.Text), sa.Column("outcome", sa.Text),
@@ -71,6 +74,12 @@ class OriginalStore(Protocol):
         """
         ...
 
+    def keep(self, data: bytes, file_name: str) -> bool:
+        """Store `data` unless it is stored already (its own transaction); whether it was
+        missing.
+        """
+        ...
+
 
 class PgOriginals:
     """Originals in the workspace's PostgreSQL schema (see the module docstring)."""
@@ -87,6 +96,18 @@ class PgOriginals:
             file_hash=digest, data=data, size_bytes=len(data), media_type=media_type(file_name),
             created_at=now_iso()).on_conflict_do_nothing(index_elements=[originals.c.file_hash]))
         return digest
+
+    def keep(self, data: bytes, file_name: str) -> bool:
+        """Store `data` when no original with its content hash is stored (an unchanged file
+        ingested again whose document predates migration 0005); whether it was missing.
+        """
+        digest = file_hash(data)
+        with self.engine.begin() as conn:
+            if conn.execute(sa.select(sa.literal(1)).where(
+                    originals.c.file_hash == digest)).first() is not None:
+                return False
+            self.put(conn, data, file_name)
+        return True
 
     def get(self, digest: str) -> bytes | None:
         """The bytes stored under `digest`, or None."""
@@ -109,6 +130,19 @@ class PgOriginals:
         with self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count()).select_from(originals))
                        .scalar_one())
+
+    def missing(self) -> list[str]:
+        """Doc ids of the indexed documents whose original is not in the table: documents
+        stored before migration 0005, whose original is only in the `files/` folder of the
+        host that stored them (`ragbench.maintenance.originals` loads them).
+        """
+        held = sa.select(originals.c.file_hash).where(
+            originals.c.file_hash == _documents.c.file_hash)
+        with self.engine.connect() as conn:
+            return list(conn.execute(
+                sa.select(_documents.c.doc_id).where(_documents.c.status == "indexed",
+                                                     ~sa.exists(held))
+                .order_by(_documents.c.doc_id)).scalars())
 
     def prune(self) -> int:
         """Delete originals that no document (indexed or failed) and no pending job refers to;

@@ -5,6 +5,10 @@ the embedded workspace, procrastinate in the workspace's PostgreSQL schema for t
 On PostgreSQL four kinds of work are queued (`ragbench.jobs.pgqueue`): uploads, files named
 by `ragbench ingest PATH`, re-processing of stale documents, and context graph rebuilds;
 `WorkbenchRunner` is what a worker calls to run each.
+
+`reprocess` and `rebuild_graph` are what the faces without a choice of their own call (the
+app, HTTP, MCP): the backend decides here whether the work is queued or done in process,
+and either way the answer is the same model, `QueuedUploads`, whose `deferred` tells which.
 """
 
 from __future__ import annotations
@@ -15,10 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragbench.errors import InvalidRequestError
+from ragbench.ingest import Progress
+from ragbench.ingest.library import FileProgress
 from ragbench.ingest.sources import FileItem, make_report
 from ragbench.ingest.versioning import ReprocessReport
-from ragbench.jobs import JobState, QueuedUploads
-from ragbench.models import IngestReport
+from ragbench.jobs import InProcessQueue, JobState, QueuedUploads
+from ragbench.jobs.models import QueuedIngestReport, queued_ingest_report, queued_message
+from ragbench.maintenance.status import reprocess_summary, stale_report
+from ragbench.models import FileResult, IngestReport
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench.parts import WorkbenchParts
 
@@ -117,6 +125,56 @@ class JobsArea:
         """A job rebuilding (or updating) the context graph on the worker that runs it."""
         return self._pg("a graph rebuild").submit_graph(rebuild)
 
+    def reprocess(self, target_version: int | None = None, progress: Progress | None = None,
+                  file_progress: FileProgress | None = None) -> QueuedUploads:
+        """Re-process the stale documents the backend's way, for faces that must not choose:
+        on PostgreSQL one job per document is queued and this returns at once (`deferred`,
+        the jobs `queued`); embedded, they are re-processed here (`progress` and
+        `file_progress` report it) and come back as finished jobs, documents without an
+        original settled as failed. `message` says what happened in either case.
+        """
+        if self.deferred:
+            queued = self.submit_reprocess(target_version)
+            return queued.model_copy(update={"message": queued_message(
+                len(queued.jobs), len(queued.settled), "re-processing job")})
+        wb = self._wb
+        report = wb.library_service.reprocess(target_version, False, progress, file_progress)
+        settled = [FileResult(path=s.source_id, status="failed", doc_id=s.doc_id,
+                              source_id=s.source_id, error=s.problem)
+                   for s in report.not_reprocessable]
+        summary = reprocess_summary(report, stale_report(wb.catalog, wb.settings))
+        return QueuedUploads(deferred=False, settled=settled, message=summary.message,
+                             left=summary.still_stale,
+                             jobs=self._local().record("reprocess", report.results, None))
+
+    def rebuild_graph(self, rebuild: bool = True) -> QueuedUploads:
+        """Rebuild (or, `rebuild=False`, bring up to date) the context graph the backend's
+        way: a graph job for a worker on PostgreSQL (returned at once), done here on an
+        embedded workspace (one finished job whose `summary` gives the counts).
+        """
+        if self.deferred:
+            queued = self.submit_graph(rebuild)
+            return queued.model_copy(update={"message": queued_message(1, 0, "graph job")})
+        service = self._wb.graph_service
+        stats = (service.rebuild() if rebuild else service.current()).stats()
+        summary = (f"{'rebuilt' if rebuild else 'updated'}: {stats['nodes']} nodes, "
+                   f"{stats['edges']} edges")
+        job = self._local().record_graph(summary)
+        return QueuedUploads(deferred=False, jobs=[job], message=f"Context graph {summary}")
+
+    def _local(self) -> InProcessQueue:
+        queue = self._wb.job_queue
+        assert isinstance(queue, InProcessQueue), "an embedded workspace's queue"
+        return queue
+
+    def ingest_view(self, jobs: Sequence[JobState], settled: Sequence[FileResult],
+                    seconds: float) -> QueuedIngestReport:
+        """Queued files (path jobs in their latest states, and the files settled without a
+        job) as an in-process ingest reports them: one entry per file with its status, now
+        `queued` or `running` too, and its `job_id`; totals per status.
+        """
+        return queued_ingest_report(list(jobs), list(settled), seconds)
+
     def list(self, limit: int = 100) -> list[JobState]:
         """The newest jobs first, with their state (queued, running, done, failed)."""
         if limit < 1:
@@ -170,4 +228,4 @@ class JobsArea:
                           stalled_after=stalled_after or STALLED_AFTER)
 
 
-__all__ = ["JobState", "JobsArea", "QueuedUploads", "WorkbenchRunner"]
+__all__ = ["JobState", "JobsArea", "QueuedIngestReport", "QueuedUploads", "WorkbenchRunner"]

@@ -16,6 +16,7 @@ from ragbench.ingest import Progress
 from ragbench.ingest.library import FileProgress
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument, version_table
 from ragbench.maintenance.backfill import Backfiller, BackfillReport
+from ragbench.maintenance.originals import add_to_report, check_originals
 from ragbench.maintenance.status import (
     ConnectionCheck,
     ReprocessSummary,
@@ -77,7 +78,9 @@ class MaintenanceArea(Area):
         """Check catalog, FTS, Chroma, stored files and the archive agree; repair drift when
         `repair`. With `recover`, stored originals the catalog does not list (a missing, empty
         or older catalog) are first ingested again from `files/`. On PostgreSQL: pgvector
-        against the catalog and this host's files only (`ragbench.maintenance.doctor`).
+        against the catalog and this host's files only (`ragbench.maintenance.doctor`), and
+        the documents without their original in the database, loaded from this host's copies
+        when repairing (`ragbench.maintenance.originals`).
         """
         recovered = None
         if recover:
@@ -85,8 +88,12 @@ class MaintenanceArea(Area):
             report = self._wb.library_service.recover_originals(unlisted)
             recovered = sum(1 for f in report.files
                             if f.status in ("inserted", "updated") and f.reason != "attachment")
-        if self._wb.stores.shared:  # pgvector: no folder to rebuild, the database is the store
-            checked = self._wb.doctor_service.run(self._wb.vectors, repair)
+        wb = self._wb
+        if wb.stores.shared:  # pgvector: no folder to rebuild, the database is the store
+            checked = wb.doctor_service.run(wb.vectors, repair)
+            if wb.originals is not None:  # originals stored before migration 0005
+                add_to_report(checked, check_originals(
+                    wb.catalog, wb.originals, wb.archive_folder, wb.files_dir, repair), repair)
         else:
             checked = self._wb.doctor_service.run_at(self._wb.workspace / "chroma", repair)
         result = DoctorReport(**checked)

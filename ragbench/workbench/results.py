@@ -153,6 +153,11 @@ class DoctorReport(BaseModel):
     """True when the Chroma store could not be read and was rebuilt from the catalog."""
     not_checked: list[str] | None = None
     """PostgreSQL backend: the host-local parts not checked (the archive, the graph)."""
+    missing_originals: int | None = None
+    """PostgreSQL backend: indexed documents whose original is not in the database (stored
+    before migration 0005; `ragbench.maintenance.originals`)."""
+    originals_loaded: int | None = None
+    """PostgreSQL backend, repairing: of those, the originals loaded from this host's copies."""
 
 
 class GraphDegree(BaseModel):

@@ -68,7 +68,9 @@ def test_reprocess_progress_moves_per_document_and_stage(stale_ws, monkeypatch):
     bar = Bar()
     monkeypatch.setattr(common.st, "progress", lambda value, text="": bar)
     outcome = common.reprocess_with_progress(Workbench(stale_ws), "Re-processing…")
-    assert outcome is not None and outcome.totals["reprocessed"] == 4
+    assert outcome is not None and not outcome.deferred  # embedded: done in this process
+    assert [(j.kind, j.state, j.result.status) for j in outcome.jobs] == [
+        ("reprocess", "done", "reprocessed")] * 3  # the attachment belongs to its mail's job
     values = [v for v, _ in bar.calls]
     texts = [t for _, t in bar.calls]
     assert values == sorted(values) and values[-1] == 1.0

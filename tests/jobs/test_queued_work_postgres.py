@@ -118,6 +118,13 @@ def test_ingest_of_a_folder_queues_one_job_per_file_and_wait_follows_them(
     assert [(s["path"], s["status"]) for s in out["settled"]] == [
         (str(first / "huge.txt"), "failed")]
     assert "above the limit of 1 MB" in out["settled"][0]["error"]
+    # and as an in-process ingest prints it: one entry per file, `queued` with its job id
+    assert sorted((f["source_id"] or "", f["status"], f["job_id"]) for f in out["files"]) == [
+        ("", "failed", None), ("sub/pricing.txt", "queued", out["jobs"][0]["id"]),
+        ("tidepool.md", "queued", out["jobs"][1]["id"])]
+    assert {k: out["totals"][k] for k in ("queued", "failed", "inserted", "files")} == {
+        "queued": 2, "failed": 1, "inserted": 0, "files": 3}
+    queued_ingest = out
     wb = Workbench(cli_ws, load_settings(cli_ws))
     assert stored(wb)[0] == []
     first_ids = [j["id"] for j in out["jobs"]]
@@ -134,6 +141,19 @@ def test_ingest_of_a_folder_queues_one_job_per_file_and_wait_follows_them(
         assert any(" failed " in line and "broken.docx" in line for line in lines)
         assert "1 done, 1 failed" in captured.out
         finals = list(wb.jobs.follow(first_ids, timeout=90))  # the first batch ends too
+        # --wait --json: each file with the ingest's own status once its job is done
+        third = tmp_path / "third"
+        third.mkdir()
+        (third / "later.md").write_text("# Later\n\nThe Heron pilot starts in May.\n")
+        code = cli_main(["--workspace", str(cli_ws), "--json", "ingest", str(third), "--root",
+                         str(third), "--wait"])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0 and out["deferred"] is True
+        (entry,) = out["files"]
+        assert (entry["source_id"], entry["status"], entry["job_id"]) == (
+            "later.md", "inserted", out["jobs"][0]["id"])
+        assert entry["doc_id"] and entry["chunks"] > 0
+        assert (out["totals"]["inserted"], out["totals"]["queued"]) == (1, 0)
         assert {s.state for s in finals if s.state in ("done", "failed")} == {"done"}
         worker.send_signal(signal.SIGTERM)
         report = finish(worker, log)
@@ -141,9 +161,9 @@ def test_ingest_of_a_folder_queues_one_job_per_file_and_wait_follows_them(
         if worker.poll() is None:
             worker.kill()
             worker.wait(10)
-    assert (report["ran"], report["done"], report["failed"]) == (4, 3, 1)
+    assert (report["ran"], report["done"], report["failed"]) == (5, 4, 1)
     sources, chunks, vectors = stored(wb)
-    assert sources == ["oncall.md", "sub/pricing.txt", "tidepool.md"]
+    assert sources == ["later.md", "oncall.md", "sub/pricing.txt", "tidepool.md"]
     assert chunks == vectors > 0
     assert files_in(cli_ws) == []  # read here, stored by the worker: no copy on this host
     hits = wb.search.query("When does Tidepool ship?", mode="hybrid", top_k=3)
@@ -158,7 +178,27 @@ def test_ingest_of_a_folder_queues_one_job_per_file_and_wait_follows_them(
     assert wb.library.ingest([first / "tidepool.md"], root=first).totals["updated"] == 1
     with wb.stores.engine.connect() as conn:
         hashes = set(conn.execute(sa.text("SELECT file_hash FROM documents")).scalars())
-    assert old not in originals(wb) and set(originals(wb)) == hashes and len(hashes) == 4
+    assert old not in originals(wb) and set(originals(wb)) == hashes and len(hashes) == 5
+
+    # the same folder ingested in an embedded workspace prints the same entries, less job_id
+    (first / "tidepool.md").write_text(DOCS["tidepool.md"])
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "settings.toml").write_text(
+        f'embedding_backend = "openai"\nembedding_model = "stub"\n'
+        f'openai_base_url = "{embeddings.url}"\nmax_file_mb = 1\n')
+    capsys.readouterr()
+    assert cli_main(["--workspace", str(local), "--json", "ingest", str(first), "--root",
+                     str(first), "--lens", "notes"]) == 0
+    in_process = json.loads(capsys.readouterr().out)
+    for report_ in (in_process, queued_ingest):
+        report_["files"].sort(key=lambda f: f["path"])
+    assert [(f["path"], f["source_id"]) for f in in_process["files"]] == [
+        (f["path"], f["source_id"]) for f in queued_ingest["files"]]
+    assert [set(f) | {"job_id"} for f in in_process["files"]] == [
+        set(f) for f in queued_ingest["files"]]
+    assert set(in_process) <= set(queued_ingest)
+    assert set(in_process["totals"]) < set(queued_ingest["totals"])
 
 
 def test_reprocess_and_graph_jobs_run_on_a_worker(

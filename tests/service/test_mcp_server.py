@@ -22,7 +22,8 @@ DOCS = {
 }
 TOOLS = {"search", "ask", "get_chunk", "list_documents", "report_create",
          "report_complete_part", "report_tune_part", "report_suggest",
-         "essay_complete_part", "essay_tune_part", "essay_suggest"}
+         "essay_complete_part", "essay_tune_part", "essay_suggest", "reprocess",
+         "rebuild_graph", "list_jobs", "get_job"}
 
 
 def test_stdio_server_lists_and_runs_every_tool(tmp_path):
