@@ -48,6 +48,15 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setattr(runtime, "measured_choice", torch_choice)
 
 
+def demo_workbench(workspace: Path):
+    """A workbench at `workspace` holding the demo corpus (data/samples, one lens a folder)."""
+    from ragbench.workbench import Workbench
+
+    wb = Workbench(workspace)
+    wb.library.ingest_lenses(SAMPLES)
+    return wb
+
+
 def lens_workbench(root: Path, workspace: Path, docs: dict[str, str], settings=None):
     """Write `docs` ({"lens/file": text}) under `root` and ingest each top folder as its lens."""
     from ragbench.config import Settings
