@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import ROOT
+from ..llm_server import free_port, stop_process
 
 ARTIFACTS = ROOT / "tests" / "browser" / "artifacts"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -37,13 +37,6 @@ def chromium_path() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class AppServer:
@@ -77,12 +70,7 @@ class AppServer:
 
     def stop(self) -> None:
         """Terminate the server (and only it)."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, 15)
         self.log.close()
 
 
