@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -74,17 +76,24 @@ class AppServer:
         self.log.close()
 
 
-@pytest.fixture(scope="module")
-def app_server(tmp_path_factory):
-    """A live app on an empty temporary workspace."""
+@contextmanager
+def live_app(workspace: Path, log_name: str, timeout: float = 60.0,
+             extra_env: dict[str, str] | None = None) -> Iterator[AppServer]:
+    """A live app on `workspace` once healthy (its log `ARTIFACTS/log_name`), stopped after."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    workspace = tmp_path_factory.mktemp("browser-ws")
-    server = AppServer(workspace, ARTIFACTS / "streamlit.log")
+    server = AppServer(workspace, ARTIFACTS / log_name, extra_env)
     try:
-        server.wait_healthy()
+        server.wait_healthy(timeout)
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory):
+    """A live app on an empty temporary workspace."""
+    with live_app(tmp_path_factory.mktemp("browser-ws"), "streamlit.log") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
