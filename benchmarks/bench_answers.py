@@ -265,8 +265,7 @@ def demo(samples: Path, work: Path) -> dict[str, Any]:
     path = work / "demo"
     wb = Workbench(path, Settings())
     if not wb.catalog.chunk_count():
-        for lens_dir in sorted(p for p in samples.iterdir() if p.is_dir()):
-            wb.library.ingest([lens_dir], lens=lens_dir.name, root=samples)
+        wb.library.ingest_lenses(samples)
     table = []
     for question, facts, files, conflict, lens in DEMO:
         filters = SearchFilters(lenses=[lens]) if lens else None

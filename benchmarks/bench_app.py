@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,7 @@ import numpy as np  # noqa: E402
 from ragbench.config import Settings  # noqa: E402
 from ragbench.evaluation.beir import corpus_items, eval_workspace, load_beir  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
+from tests.llm_server import free_port  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -114,13 +114,6 @@ def build_workspace(scifact: Path, chunks: int) -> Path:
     wb.catalog.close()
     building.rename(target)
     return target
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_server(workspace: Path, log: Path, timing: Path) -> tuple[subprocess.Popen, str]:

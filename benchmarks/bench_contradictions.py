@@ -166,8 +166,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_contra_ws_"))
     wb = Workbench(work, Settings())
     if not wb.catalog.chunk_count():
-        for lens_dir in sorted(p for p in args.samples.iterdir() if p.is_dir()):
-            wb.library.ingest([lens_dir], lens=lens_dir.name, root=args.samples)
+        wb.library.ingest_lenses(args.samples)
     rows = wb.catalog.contradiction_rows(sorted(wb.catalog.chunk_ids()))
     sources = {d: (r.source_id if (r := wb.catalog.get_document(d)) else d)
                for d in {row["doc_id"] for row in rows.values()}}

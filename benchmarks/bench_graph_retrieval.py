@@ -26,8 +26,7 @@ def demo_spread() -> dict:
     samples = ROOT / "data" / "samples"
     with tempfile.TemporaryDirectory() as tmp:
         wb = Workbench(tmp)
-        for lens_dir in sorted(p for p in samples.iterdir() if p.is_dir()):
-            wb.library.ingest([lens_dir], lens=lens_dir.name, root=samples)
+        wb.library.ingest_lenses(samples)
         out: dict = {"questions": len(DEMO_QUESTIONS)}
         for mode in ("hybrid", "graph"):
             lenses = docs = 0

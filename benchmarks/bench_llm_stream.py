@@ -27,13 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.llm_server import N_CTX, free_port, start_llm_server, stop_llm_server  # noqa: E402
+from tests import llm_server  # noqa: E402
 
 QUESTIONS = ["When is Tidepool GA planned?", "What is our #1 priority?",
              "What does engineering say about the migration?", "Summarise the risks",
@@ -78,7 +77,7 @@ def captured_prompts(workspace: Path, llm_url: str, questions: list[str],
     # llama-cpp-python lists no window: `ragbench serve` learns it from its first (warm-up)
     # overflow; a fresh Recorder never overflows, so it is told the served window
     settings = Settings(llm_backend="openai", openai_base_url=llm_url, llm_model="smollm2",
-                        llm_max_tokens=max_tokens, llm_context_window=N_CTX)
+                        llm_max_tokens=max_tokens, llm_context_window=llm_server.N_CTX)
     wb = Workbench(workspace, settings)
     wb.answerer.chat_model = lambda backend=None: Recorder(  # type: ignore[method-assign]
         llm_url, "smollm2", "", 60.0)
@@ -116,8 +115,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     llm = serve = None
     try:
-        llm, llm_url = start_llm_server()
-        port = free_port()
+        llm, llm_url = llm_server.start_llm_server()
+        port = llm_server.free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAGBENCH_")}
         env.update(RAGBENCH_LLM_BACKEND="openai", OPENAI_BASE_URL=llm_url,
                    RAGBENCH_LLM_MODEL="smollm2", RAGBENCH_LLM_MAX_TOKENS=str(args.max_tokens),
@@ -127,13 +126,7 @@ def main() -> None:
                                  stdout=(work / "serve.log").open("wb"),
                                  stderr=subprocess.STDOUT, env=env)
         url = f"http://127.0.0.1:{port}"
-        for _ in range(480):
-            try:
-                if httpx.get(f"{url}/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
+        llm_server.wait_serving(f"{url}/health", serve, work / "serve.log", 240.0)
         ragbench = OpenAI(base_url=f"{url}/v1", api_key="none", timeout=600, max_retries=0)
         direct = OpenAI(base_url=llm_url, api_key="none", timeout=600, max_retries=0)
         questions = QUESTIONS[: args.questions]
@@ -146,13 +139,9 @@ def main() -> None:
                                        for q in questions]}
     finally:
         if serve is not None:
-            serve.terminate()
-            try:
-                serve.wait(30)
-            except subprocess.TimeoutExpired:
-                serve.kill()
+            llm_server.stop_process(serve, 30)
         if llm is not None:
-            stop_llm_server(llm)
+            llm_server.stop_llm_server(llm)
     out: dict[str, Any] = {"questions": len(questions), "max_tokens": args.max_tokens,
                            "cores": os.cpu_count()}
     for name, rows in runs.items():

@@ -38,14 +38,7 @@ from bench_retrieval import replicate  # noqa: E402
 from ragbench.config import Settings  # noqa: E402
 from ragbench.evaluation.beir import load_beir, run_beir  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.llm_server import free_port  # noqa: E402
 
 
 def start_server(workspace: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:

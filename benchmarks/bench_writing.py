@@ -71,8 +71,7 @@ def load(work: Path, samples: Path) -> Workbench:
     """The demo corpus plus the unrelated statistics lens (kept in `work`, reused)."""
     wb = Workbench(work, Settings())
     if not wb.catalog.chunk_count():
-        for lens_dir in sorted(p for p in samples.iterdir() if p.is_dir()):
-            wb.library.ingest([lens_dir], lens=lens_dir.name, root=samples)
+        wb.library.ingest_lenses(samples)
         wb.library.ingest_documents([NewDocument(
             name="food-statistics-2022.csv", data=STATS_CSV.encode(),
             source_id="uploads/food-statistics-2022.csv")], lens=STATS_LENS)

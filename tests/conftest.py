@@ -48,6 +48,37 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setattr(runtime, "measured_choice", torch_choice)
 
 
+PLAN_AND_PRICING = {
+    "roadmap/plan.md": "# Tidepool plan\n\nTidepool general availability is planned for "
+                       "September 2026.\n\nThe main risk of Tidepool is the storage migration, "
+                       "which needs two engineers for a quarter.\n",
+    "finance/pricing.md": "# Pricing\n\nThe Team plan costs 12 dollars per seat per month.\n\n"
+                          "Enterprise pricing is negotiated per contract.\n",
+}
+"""Two lenses, one document each (for `lens_workbench`): a plan with its date and risk, a price."""
+
+
+def catalog_dump(workspace: Path) -> list[str]:
+    """Every row of every table of a workspace's SQLite catalog (FTS shadow tables included),
+    as SQL, to compare a catalog before and after."""
+    import sqlite3
+
+    conn = sqlite3.connect(workspace / "catalog.sqlite")
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def demo_workbench(workspace: Path):
+    """A workbench at `workspace` holding the demo corpus (data/samples, one lens a folder)."""
+    from ragbench.workbench import Workbench
+
+    wb = Workbench(workspace)
+    wb.library.ingest_lenses(SAMPLES)
+    return wb
+
+
 def lens_workbench(root: Path, workspace: Path, docs: dict[str, str], settings=None):
     """Write `docs` ({"lens/file": text}) under `root` and ingest each top folder as its lens."""
     from ragbench.config import Settings

@@ -66,6 +66,25 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_serving(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
+    """Poll `url` (a server's health endpoint) until it answers 200. Raises RuntimeError with
+    the tail of `log` when `proc` exits first or `timeout` seconds pass; the caller stops it.
+    """
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{url} server exited with {proc.returncode}:\n{_log_tail(log)}")
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{_log_tail(log)}")
+
+
 def request_json(url: str, body: dict[str, Any] | None = None, timeout: float = 120.0) -> Any:
     """GET (no body) or POST JSON to `url` and return the decoded JSON reply."""
     data = None if body is None else json.dumps(body).encode()
@@ -124,15 +143,21 @@ def start_llm_server(timeout: float = STARTUP_TIMEOUT) -> tuple[subprocess.Popen
     raise RuntimeError(f"llama_cpp.server did not answer on {base} within {timeout:.0f} s:\n{tail}")
 
 
-def stop_llm_server(proc: subprocess.Popen) -> None:
-    """Terminate the server (kill after 10 s) and remove its log file."""
+def stop_process(proc: subprocess.Popen, timeout: float) -> None:
+    """Terminate a server process started for a test; kill it if it is not gone in
+    `timeout` seconds."""
     if proc.poll() is None:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait(timeout=10)
+            proc.wait(timeout=timeout)
+
+
+def stop_llm_server(proc: subprocess.Popen) -> None:
+    """Terminate the server (kill after 10 s) and remove its log file."""
+    stop_process(proc, 10)
     log = _LOGS.pop(proc.pid, None)
     if log is not None:
         log.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypedDict
 
 from ragbench.answer.citations import CitationCheck, validate
 from ragbench.answer.disagreement import about, relevant
@@ -69,6 +70,21 @@ WRITER_POOL = 20
 """Chunks retrieved at least for an analytical question answered offline (a summary)."""
 MAX_DISPUTES = 8
 """Disagreements stated at most in answer to "where do the sources disagree …"."""
+
+
+class AskOptions(TypedDict, total=False):
+    """The options of `Answerer.ask` that the layers above it pass through unchanged (see
+    there): retrieval (`mode`, `top_k`, `filters`), the backend (`llm`), streaming
+    (`on_token`), the answer's length (`max_tokens`) and cancellation (`should_stop`).
+    """
+
+    mode: str | None
+    top_k: int | None
+    filters: SearchFilters | None
+    llm: str | None
+    on_token: TokenSink | None
+    max_tokens: int | None
+    should_stop: StopCheck | None
 
 
 class Answerer:

@@ -11,17 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from typing import Unpack
 
 from pydantic import BaseModel, Field
 
-from ragbench.answer.answerer import Answerer
+from ragbench.answer.answerer import Answerer, AskOptions
 from ragbench.answer.evidence import FindContradictions
-from ragbench.answer.generation import StopCheck, TokenSink, stop_if_asked
+from ragbench.answer.generation import stop_if_asked
 from ragbench.answer.response import ChatResponse, Source, SourceOrder
 from ragbench.config import Settings
 from ragbench.contradictions import Finding
 from ragbench.errors import InvalidRequestError, NotFoundError
-from ragbench.models import SearchFilters
 from ragbench.retrieval.retriever import MODES
 from ragbench.store.catalog import Catalog
 
@@ -77,24 +77,14 @@ class AnswerService:
         self.settings = settings
         self._find_contradictions = find_contradictions
 
-    def ask(
-        self,
-        question: str,
-        mode: str | None = None,
-        top_k: int | None = None,
-        filters: SearchFilters | None = None,
-        llm: str | None = None,
-        save: bool = False,
-        on_token: TokenSink | None = None,
-        max_tokens: int | None = None,
-        should_stop: StopCheck | None = None,
-        source_order: SourceOrder | None = None,
-    ) -> ChatResponse:
+    def ask(self, question: str, save: bool = False, source_order: SourceOrder | None = None,
+            **options: Unpack[AskOptions]) -> ChatResponse:
         """A grounded answer with validated citations, sources, references and (when the
         sources disagree and `answer_contradictions` is on) the contradictions among them:
         those about the asked fact are stated in the answer with both sides cited (extractive)
         or given to the model to address (LLM); all are listed as a synthesized source.
-        `should_stop` ends the work between stages (`GenerationStopped`); nothing is saved.
+        `options` (`AskOptions`) go to `Answerer.ask` as they are; `should_stop` among them
+        ends the work between stages (`GenerationStopped`), and nothing is saved then.
         `source_order` (default: the setting) orders the sources (`Answerer.ask`); with
         `spec` the synthesized source comes first.
         """
@@ -102,15 +92,14 @@ class AnswerService:
             raise InvalidRequestError("the question is empty")
         find = self._find_contradictions if self.settings.answer_contradictions else None
         order = source_order or self.settings.source_order
-        response = self.answerer.ask(question, mode, top_k, filters, llm, contradictions=find,
-                                     on_token=on_token, max_tokens=max_tokens,
-                                     should_stop=should_stop, source_order=order)
+        response = self.answerer.ask(question, contradictions=find, source_order=order,
+                                     **options)
         findings = [Finding.model_validate(f) for f in response.contradictions]
         response.contradictions = []
         if find is not None and response.sources:  # stated in the answer, listed as a source
             attach_contradictions(response, findings, first=order == "spec")
         if save:
-            stop_if_asked(should_stop)
+            stop_if_asked(options.get("should_stop"))
             self.save(response)
         return response
 

@@ -126,12 +126,8 @@ def load_samples(
             out.emit({"loaded": False, "reason": "workspace already has documents"},
                      f"workspace {wb.workspace} already has documents; samples not loaded")
             return 0
-        lenses = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
-        reports = {}
-        for lens_dir in lenses:
-            out.note(f"loading lens {lens_dir.name} ...")
-            report = wb.library.ingest([lens_dir], lens=lens_dir.name, root=base)
-            reports[lens_dir.name] = report.model_dump()["totals"]
+        loaded = wb.library.ingest_lenses(base, lambda lens: out.note(f"loading lens {lens} ..."))
+        reports = {lens: report.model_dump()["totals"] for lens, report in loaded.items()}
         out.emit({"loaded": True, "lenses": reports},
                  "\n".join(f"{k}: {v}" for k, v in reports.items()))
         return 0

@@ -6,26 +6,5 @@ carries the references that shaped it (specs/000 and specs/002).
 part with a chat model or as an extractive `digest`, validates its citations and evaluates its
 references; `service` creates, writes, tunes and reshapes reports; `store` keeps them in the
 catalog (schema revision s0003); `exports` writes Markdown, DOCX, JSON and the `.essay` shape.
+The facade (`ragbench.workbench.presentation`) names what faces read, from those modules.
 """
-
-from ragbench.reports.context import GenerationOptions
-from ragbench.reports.exports import FORMATS
-from ragbench.reports.models import (
-    GenerationInfo,
-    LensCoverage,
-    PartVersion,
-    Report,
-    ReportBrief,
-    ReportCoverage,
-    ReportPart,
-    ReportSummary,
-    Suggestion,
-    TemplateInfo,
-)
-from ragbench.reports.templates import TEMPLATES
-
-__all__ = [
-    "FORMATS", "TEMPLATES", "GenerationInfo", "GenerationOptions", "LensCoverage",
-    "PartVersion", "Report", "ReportBrief", "ReportCoverage", "ReportPart", "ReportSummary",
-    "Suggestion", "TemplateInfo",
-]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +52,38 @@ def check_fields(fields: dict[str, Any], allowed: frozenset[str]) -> None:
 def now_iso() -> str:
     """Current UTC time as ISO-8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def stats_of(documents: int, chunks: int, tokens: int, per_lens: dict[str, Any],
+             per_type: dict[str, int], per_format: dict[str, int]) -> dict[str, Any]:
+    """The `stats` of a catalog (either backend) from its counts of indexed documents."""
+    return {
+        "documents": int(documents),
+        "chunks": int(chunks),
+        "tokens": int(tokens),
+        "avg_tokens_per_chunk": round(tokens / chunks, 1) if chunks else 0.0,
+        "per_lens": per_lens,
+        "per_chunk_type": per_type,
+        "per_format": per_format,
+    }
+
+
+def signature_groups_of(rows: Iterable[Sequence[Any]],
+                        per_root: dict[str, int]) -> list[dict[str, Any]]:
+    """The `signature_groups` of a catalog (either backend): `rows` are (doc_id, ingest
+    version, chunk size, chunk overlap, embedding model, settings signature) of its indexed
+    top-level documents, `per_root` the chunk count of each one (attachments included).
+    """
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = tuple("" if v is None else v for v in tuple(row)[1:])
+        group = groups.setdefault(key, {
+            "ingest_version": row[1], "chunk_size": row[2], "chunk_overlap": row[3],
+            "embedding_model": row[4], "ingest_settings": row[5], "documents": 0,
+            "chunks": 0})
+        group["documents"] += 1
+        group["chunks"] += per_root.get(row[0], 0)
+    return [groups[k] for k in sorted(groups)]
 
 
 def fts_query(text: str, stemmed: bool = True) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ragbench.store.catalog_base import CatalogBase, now_iso
+from ragbench.store.catalog_base import CatalogBase, now_iso, signature_groups_of, stats_of
 
 
 class CatalogRecords(CatalogBase):
@@ -50,16 +50,7 @@ class CatalogRecords(CatalogBase):
                 "GROUP BY format ORDER BY format"
             )
         }
-        chunks, tokens = int(row[0]), int(row[1])
-        return {
-            "documents": int(docs),
-            "chunks": chunks,
-            "tokens": tokens,
-            "avg_tokens_per_chunk": round(tokens / chunks, 1) if chunks else 0.0,
-            "per_lens": per_lens,
-            "per_chunk_type": per_type,
-            "per_format": per_format,
-        }
+        return stats_of(docs, int(row[0]), int(row[1]), per_lens, per_type, per_format)
 
     def signature_groups(self) -> list[dict[str, Any]]:
         """Indexed top-level documents grouped by what made them (ingest version, chunk size
@@ -70,19 +61,10 @@ class CatalogRecords(CatalogBase):
             "SELECT COALESCE(x.root_doc_id, x.doc_id), COUNT(*) FROM chunks c "
             "JOIN documents x USING (doc_id) GROUP BY 1"
         ).fetchall())
-        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for row in self.conn.execute(
+        return signature_groups_of(self.conn.execute(
             "SELECT doc_id, ingest_version, chunk_size, chunk_overlap, embedding_model, "
             "ingest_settings FROM documents WHERE +status = 'indexed' AND parent_doc_id IS NULL"
-        ):
-            key = tuple("" if v is None else v for v in tuple(row)[1:])
-            group = groups.setdefault(key, {
-                "ingest_version": row[1], "chunk_size": row[2], "chunk_overlap": row[3],
-                "embedding_model": row[4], "ingest_settings": row[5], "documents": 0,
-                "chunks": 0})
-            group["documents"] += 1
-            group["chunks"] += per_root.get(row[0], 0)
-        return [groups[k] for k in sorted(groups)]
+        ), per_root)
 
     def fingerprint(self) -> str:
         """Changes whenever documents, chunks, saved answers or archive entries change (a cache

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from ragbench.store.catalog_base import now_iso
+from ragbench.store.catalog_base import now_iso, signature_groups_of, stats_of
 from ragbench.store.postgres_base import PgBase
 from ragbench.store.postgres_tables import (
     answers,
@@ -55,16 +55,7 @@ class PgRecords(PgBase):
             per_format: dict[str, int] = dict(conn.execute(
                 sa.select(documents.c.format, sa.func.count()).where(indexed)
                 .group_by(documents.c.format).order_by(documents.c.format)).all())
-        chunks_n, tokens_n = int(n), int(tokens)
-        return {
-            "documents": int(docs),
-            "chunks": chunks_n,
-            "tokens": tokens_n,
-            "avg_tokens_per_chunk": round(tokens_n / chunks_n, 1) if chunks_n else 0.0,
-            "per_lens": per_lens,
-            "per_chunk_type": per_type,
-            "per_format": per_format,
-        }
+        return stats_of(docs, int(n), int(tokens), per_lens, per_type, per_format)
 
     def signature_groups(self) -> list[dict[str, Any]]:
         """Indexed top-level documents grouped by what made them (see `Catalog`)."""
@@ -77,16 +68,7 @@ class PgRecords(PgBase):
                 .group_by(root)).all())
             rows = conn.execute(sa.select(documents.c.doc_id, *keys).where(
                 documents.c.status == "indexed", documents.c.parent_doc_id.is_(None))).all()
-        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for row in rows:
-            key = tuple("" if v is None else v for v in tuple(row)[1:])
-            group = groups.setdefault(key, {
-                "ingest_version": row[1], "chunk_size": row[2], "chunk_overlap": row[3],
-                "embedding_model": row[4], "ingest_settings": row[5], "documents": 0,
-                "chunks": 0})
-            group["documents"] += 1
-            group["chunks"] += per_root.get(row[0], 0)
-        return [groups[k] for k in sorted(groups)]
+        return signature_groups_of(rows, per_root)
 
     def fingerprint(self) -> str:
         """Changes whenever documents, chunks, saved answers or archive entries change."""

@@ -59,9 +59,9 @@ class AnswersArea(Area):
         order = source_order_of(source_order)
         try:
             with fts_level_for(fts_level):
-                return self._wb.answer_service.ask(question, mode, top_k, filters, llm, save,
-                                                   on_token, max_tokens, should_stop,
-                                                   source_order=order)
+                return self._wb.answer_service.ask(
+                    question, save, order, mode=mode, top_k=top_k, filters=filters, llm=llm,
+                    on_token=on_token, max_tokens=max_tokens, should_stop=should_stop)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 

@@ -76,6 +76,21 @@ class LibraryArea(Area):
         return self._graph_noted(lambda: self._wb.library_service.ingest_uploads(
             items, lens, progress, file_progress))
 
+    def ingest_lenses(self, folder: str | Path,
+                      note: Callable[[str], None] | None = None) -> dict[str, IngestReport]:
+        """Ingest each sub-folder of `folder` (hidden ones aside) as the lens of its name, in
+        name order, with `source_id`s relative to `folder`: the demo corpus's layout
+        (`ragbench load-samples`). `note` hears the name of each lens as it starts.
+        """
+        base = Path(folder)
+        reports = {}
+        lenses = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+        for lens_dir in lenses:
+            if note is not None:
+                note(lens_dir.name)
+            reports[lens_dir.name] = self.ingest([lens_dir], lens=lens_dir.name, root=base)
+        return reports
+
     def _graph_noted(self, run: Callable[[], IngestReport]) -> IngestReport:
         """`run`'s report with the graph update it triggered (specs/002: "Context graph
         updated: N relationships"), if any.

@@ -24,10 +24,10 @@ from ragbench.graph.model import EDGE_TYPES
 from ragbench.graph.view import EDGE_COLOURS, lens_colour, link_reason, plain_label
 from ragbench.ingest.uploads import ACCEPTED_EXTENSIONS, upload_safe_name
 from ragbench.models import CHUNK_TYPES
-from ragbench.reports import FORMATS as REPORT_FORMATS
-from ragbench.reports import TEMPLATES as REPORT_TEMPLATES
-from ragbench.reports import (
-    GenerationOptions,
+from ragbench.reports.context import GenerationOptions
+from ragbench.reports.exports import FORMATS as REPORT_FORMATS
+from ragbench.reports.exports import essay_part
+from ragbench.reports.models import (
     LensCoverage,
     PartVersion,
     Report,
@@ -38,7 +38,7 @@ from ragbench.reports import (
     Suggestion,
     TemplateInfo,
 )
-from ragbench.reports.exports import essay_part
+from ragbench.reports.templates import TEMPLATES as REPORT_TEMPLATES
 from ragbench.retrieval import MODES
 from ragbench.workbench.passages import PassageView, ViewParts
 

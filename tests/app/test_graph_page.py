@@ -13,18 +13,14 @@ from streamlit.testing.v1 import AppTest
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import DEFAULT_EDGE_TYPES, EXPLORER_MESSAGE
 
-from ..conftest import ROOT, SAMPLES
+from ..conftest import ROOT, demo_workbench
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def demo_ws(tmp_path_factory):
-    ws = tmp_path_factory.mktemp("demo_graph")
-    wb = Workbench(ws)
-    for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
-    return ws
+    return demo_workbench(tmp_path_factory.mktemp("demo_graph")).workspace
 
 
 def open_graph(workspace, monkeypatch):

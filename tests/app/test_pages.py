@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 from ragbench.config import read_settings_file
 from ragbench.workbench import Workbench
 
-from ..conftest import ROOT, SAMPLES
+from ..conftest import ROOT, demo_workbench
 from . import highlighted, passage_views, plain
 
 pytestmark = pytest.mark.integration
@@ -30,11 +30,7 @@ def run_page(workspace, page, query=None):
 
 @pytest.fixture(scope="module")
 def demo_ws(tmp_path_factory):
-    ws = tmp_path_factory.mktemp("demo")
-    wb = Workbench(ws)
-    for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
-    return ws
+    return demo_workbench(tmp_path_factory.mktemp("demo")).workspace
 
 
 @pytest.mark.parametrize("page", PAGES)

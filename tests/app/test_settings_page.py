@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from ragbench.config import Settings, save_settings
 from ragbench.workbench import Workbench
-from tests.maintenance.test_reprocess_summary import MAIL
+from tests.maintenance.test_reprocess_summary import team_workspace
 
 from ..conftest import ROOT
 
@@ -20,13 +20,7 @@ pytestmark = pytest.mark.integration
 def stale_ws(tmp_path, monkeypatch):
     """Three documents (one e-mail with an attachment) ingested with the default chunk size,
     then settings.toml says 256: all three are stale for the app."""
-    src = tmp_path / "src"
-    (src / "team").mkdir(parents=True)
-    (src / "team" / "ledger.eml").write_bytes(MAIL)
-    (src / "team" / "plan.md").write_text("# Plan\n\n" + "The plan ships in May. " * 200)
-    (src / "team" / "notes.txt").write_text("Pricing stays flat this year. " * 120)
-    ws = tmp_path / "ws"
-    Workbench(ws, Settings()).library.ingest([src / "team"], lens="team", root=src)
+    ws = team_workspace(tmp_path)
     save_settings(ws, Settings(chunk_size=256, chunk_overlap=32))
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
     return ws

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from ..conftest import ROOT
+from ..llm_server import free_port, stop_process
 
 ARTIFACTS = ROOT / "tests" / "browser" / "artifacts"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -37,13 +39,6 @@ def chromium_path() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class AppServer:
@@ -77,26 +72,28 @@ class AppServer:
 
     def stop(self) -> None:
         """Terminate the server (and only it)."""
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, 15)
         self.log.close()
+
+
+@contextmanager
+def live_app(workspace: Path, log_name: str, timeout: float = 60.0,
+             extra_env: dict[str, str] | None = None) -> Iterator[AppServer]:
+    """A live app on `workspace` once healthy (its log `ARTIFACTS/log_name`), stopped after."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    server = AppServer(workspace, ARTIFACTS / log_name, extra_env)
+    try:
+        server.wait_healthy(timeout)
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory):
     """A live app on an empty temporary workspace."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    workspace = tmp_path_factory.mktemp("browser-ws")
-    server = AppServer(workspace, ARTIFACTS / "streamlit.log")
-    try:
-        server.wait_healthy()
+    with live_app(tmp_path_factory.mktemp("browser-ws"), "streamlit.log") as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-from tests.browser.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, live_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,13 +34,8 @@ def hostile_server(tmp_path_factory):
     wb = Workbench(workspace, Settings())
     wb.library.ingest([src], root=src)
     ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    server = AppServer(workspace, ARTIFACTS / "streamlit-archive.log")
-    try:
-        server.wait_healthy()
+    with live_app(workspace, "streamlit-archive.log") as server:
         yield server, ids
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize(("name", "visible", "evil"), [

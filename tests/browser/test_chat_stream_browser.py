@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, live_app
 from tests.llm_server import idle_llm_server, llm_server  # noqa: F401
 
 from ..conftest import lens_workbench
@@ -35,16 +35,11 @@ def stream_server(tmp_path_factory, idle_llm_server):  # noqa: F811 - the fixtur
     root = tmp_path_factory.mktemp("stream-src")
     workspace = tmp_path_factory.mktemp("stream-browser-ws")
     lens_workbench(root, workspace, DOCS)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    server = AppServer(workspace, ARTIFACTS / "streamlit-stream.log", extra_env={
+    with live_app(workspace, "streamlit-stream.log", timeout=180, extra_env={
         "RAGBENCH_LLM_BACKEND": "openai", "OPENAI_BASE_URL": idle_llm_server,
         "OPENAI_API_KEY": "test", "RAGBENCH_LLM_MODEL": "smollm2",
-        "RAGBENCH_OPENAI_TIMEOUT": "300", "RAGBENCH_LLM_MAX_TOKENS": "120"})
-    try:
-        server.wait_healthy(timeout=180)
+        "RAGBENCH_OPENAI_TIMEOUT": "300", "RAGBENCH_LLM_MAX_TOKENS": "120"}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def running(page) -> bool:

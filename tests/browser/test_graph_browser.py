@@ -7,7 +7,7 @@ tests/browser/artifacts/."""
 import pytest
 
 from ragbench.workbench import Workbench
-from tests.browser.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, live_app
 
 from ..conftest import SAMPLES
 from .test_app_browser import open_page, shot, wait_idle
@@ -19,17 +19,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def graph_server(tmp_path_factory):
     """A live app on a workspace holding three lenses of the demo corpus."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     workspace = tmp_path_factory.mktemp("browser-graph")
     wb = Workbench(workspace)
     for lens in ("team-structured", "engineering", "external-analyst"):
         wb.library.ingest([SAMPLES / lens], lens=lens, root=SAMPLES)
-    server = AppServer(workspace, ARTIFACTS / "streamlit-graph.log")
-    try:
-        server.wait_healthy()
+    with live_app(workspace, "streamlit-graph.log") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_graph_page_draws_the_network_and_lists_contradictions(graph_server, page):
@@ -68,16 +63,12 @@ def test_graph_page_draws_the_network_and_lists_contradictions(graph_server, pag
 def test_a_page_url_opened_first_lands_on_that_page_not_a_traceback(tmp_path, page):
     # a fresh server may run the page before the app shell; the page then sends the session
     # through app.py, which sets up and switches back to it: the requested page, no traceback
-    server = AppServer(tmp_path / "ws", ARTIFACTS / "streamlit-first-url.log")
-    try:
-        server.wait_healthy()
+    with live_app(tmp_path / "ws", "streamlit-first-url.log") as server:
         page.goto(f"{server.url}/graph")
         page.get_by_role("heading", name="Context graph").first.wait_for()
         wait_idle(page)
         assert not page.get_by_text("KeyError").count()
         assert not page.get_by_role("heading", name="Dashboard").count()
-    finally:
-        server.stop()
 
 
 def test_a_page_url_opened_in_a_running_app_lands_on_that_page(graph_server, page):

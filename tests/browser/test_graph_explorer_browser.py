@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from ragbench.workbench import Workbench
-from tests.browser.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, live_app
 from tests.conftest import lens_workbench
 from tests.graph.test_graph_explorer import DOCS, EVIL
 
@@ -26,17 +26,12 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 @pytest.fixture(scope="module")
 def explorer_server(tmp_path_factory):
     """A live app on the explorer's small workspace (tests/graph/test_graph_explorer.py)."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     workspace = tmp_path_factory.mktemp("browser-explorer")
     lens_workbench(tmp_path_factory.mktemp("explorer-docs"), workspace, DOCS)
     graph = Workbench(workspace).graph.current()
     ids = {n["source_name"]: n["id"] for n in graph.nodes}
-    server = AppServer(workspace, ARTIFACTS / "streamlit-explorer.log")
-    try:
-        server.wait_healthy()
+    with live_app(workspace, "streamlit-explorer.log") as server:
         yield server, ids
-    finally:
-        server.stop()
 
 
 def explorer_frame(page):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ragbench.workbench import Workbench
-from tests.browser.conftest import ARTIFACTS, AppServer
+from tests.browser.conftest import ARTIFACTS, live_app
 
 from ..conftest import lens_workbench
 
@@ -37,13 +37,8 @@ def reports_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("reports-src")
     workspace = tmp_path_factory.mktemp("reports-browser-ws")
     lens_workbench(root, workspace, DOCS)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    server = AppServer(workspace, ARTIFACTS / "streamlit-reports.log")
-    try:
-        server.wait_healthy(timeout=180)
+    with live_app(workspace, "streamlit-reports.log", timeout=180) as server:
         yield server, workspace
-    finally:
-        server.stop()
 
 
 def wait_idle(page, timeout=300_000):

@@ -8,17 +8,11 @@ import pytest
 
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.workbench import Workbench
-from tests.conftest import lens_workbench
+from tests.conftest import PLAN_AND_PRICING, lens_workbench
 
 pytestmark = pytest.mark.integration
 
-DOCS = {
-    "roadmap/plan.md": "# Tidepool plan\n\nTidepool general availability is planned for "
-                       "September 2026.\n\nThe main risk of Tidepool is the storage migration, "
-                       "which needs two engineers for a quarter.\n",
-    "finance/pricing.md": "# Pricing\n\nThe Team plan costs 12 dollars per seat per month.\n\n"
-                          "Enterprise pricing is negotiated per contract.\n",
-}
+DOCS = PLAN_AND_PRICING
 
 
 @pytest.fixture(scope="module")

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench.workbench import Workbench
-from tests.conftest import SAMPLES
+from tests.conftest import demo_workbench
 from tests.graph.test_graph import _edge_set
 
 pytestmark = pytest.mark.integration
 
 
 def test_incremental_load_equals_rebuild(tmp_path):
-    wb = Workbench(tmp_path / "ws")
-    for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
+    wb = demo_workbench(tmp_path / "ws")
     grown = _edge_set(wb.graph.current())
     assert len(grown) > 100
     rebuilt = _edge_set(wb.graph_service.rebuild())

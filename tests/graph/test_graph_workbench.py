@@ -10,7 +10,7 @@ import pytest
 from ragbench.cli.main import main
 from ragbench.contradictions.detector import amounts, claims, conflicts
 from ragbench.workbench import Workbench
-from tests.conftest import SAMPLES
+from tests.conftest import demo_workbench
 
 pytestmark = pytest.mark.integration
 
@@ -19,11 +19,7 @@ QUESTION = "When does Tidepool reach general availability and what does it cost?
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    workspace = tmp_path_factory.mktemp("demo")
-    wb = Workbench(workspace)
-    for lens_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        wb.library.ingest([lens_dir], lens=lens_dir.name, root=SAMPLES)
-    return wb
+    return demo_workbench(tmp_path_factory.mktemp("demo"))
 
 
 def test_graph_follows_the_catalog_without_rebuilding(demo, tmp_path):

@@ -12,6 +12,7 @@ from ragbench.ingest.versioning import decide, signature_of, stale_reasons
 from ragbench.models import DocumentRecord
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench import Workbench
+from tests.conftest import catalog_dump
 
 # torch: rows from before signatures were stored were made with it
 SMALL = Settings(chunk_size=64, chunk_overlap=8, embedding_runtime="torch")
@@ -34,15 +35,6 @@ def record(settings=SMALL, **kw):
                 ingest_settings=signature_of(settings))
     base.update(kw)
     return DocumentRecord(**base)
-
-
-def dump(ws):
-    """Every row of every table of a workspace catalog (FTS shadow tables included)."""
-    conn = sqlite3.connect(ws / "catalog.sqlite")
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 # --- decisions -------------------------------------------------------------------------------
@@ -121,10 +113,10 @@ def test_reprocess_dry_run_changes_nothing(tmp_path, corpus):
     ws = tmp_path / "ws"
     Workbench(ws, SMALL).library.ingest([corpus], root=corpus)
     wider = Workbench(ws, Settings(chunk_size=96, chunk_overlap=8))
-    before, vectors = dump(ws), wider.vectors.ids()
+    before, vectors = catalog_dump(ws), wider.vectors.ids()
     report = wider.maintenance.reprocess(dry_run=True)
     assert report.dry_run and len(report.stale) == 3 and report.results == []
-    assert dump(ws) == before and wider.vectors.ids() == vectors
+    assert catalog_dump(ws) == before and wider.vectors.ids() == vectors
     assert len(wider.maintenance.stale()) == 3
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from tests.jobs.test_worker_postgres import (
     embeddings,  # noqa: F401  (the module's fixture)
     finish,
     start_worker,
+    stop_worker,
     stored,
     workspace,
 )
@@ -155,8 +155,7 @@ def test_ingest_of_a_folder_queues_one_job_per_file_and_wait_follows_them(
         assert entry["doc_id"] and entry["chunks"] > 0
         assert (out["totals"]["inserted"], out["totals"]["queued"]) == (1, 0)
         assert {s.state for s in finals if s.state in ("done", "failed")} == {"done"}
-        worker.send_signal(signal.SIGTERM)
-        report = finish(worker, log)
+        report = stop_worker(worker, log)
     finally:
         if worker.poll() is None:
             worker.kill()

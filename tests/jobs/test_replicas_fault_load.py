@@ -28,8 +28,14 @@ import pytest
 
 from ragbench.config import load_settings
 from ragbench.workbench import Workbench
-from tests.jobs.test_worker_postgres import Embeddings, finish, start_worker, stored, workspace
-from tests.llm_server import free_port
+from tests.jobs.test_worker_postgres import (
+    Embeddings,
+    start_worker,
+    stop_worker,
+    stored,
+    workspace,
+)
+from tests.llm_server import free_port, stop_process, wait_serving
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,25 +76,10 @@ class Replica:
             stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=ROOT)
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        raise AssertionError(f"ragbench serve did not start: {self.log.read_text()[-3000:]}")
+        wait_serving(f"{self.url}/health", self.proc, self.log, START_TIMEOUT)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        stop_process(self.proc, 30)
 
 
 class Load:
@@ -200,8 +191,7 @@ def test_two_replicas_two_workers_a_killed_worker_and_eight_clients(
                 assert hits.status_code == 200, hits.text
                 assert hits.json()[0]["source_id"] == f"uploads/{name}", hits.json()
             time.sleep(2)  # a few more rounds of load on the settled workspace
-        workers[1].send_signal(signal.SIGTERM)
-        report = finish(workers[1], tmp_path / "worker_b.log")
+        report = stop_worker(workers[1], tmp_path / "worker_b.log")
     finally:
         for w in workers:
             if w.poll() is None:

@@ -137,6 +137,12 @@ def finish(proc: subprocess.Popen[bytes], log: Path) -> dict:
     return json.loads(out)
 
 
+def stop_worker(proc: subprocess.Popen[bytes], log: Path) -> dict:
+    """Stop a worker that waits for jobs as a service manager does (SIGTERM); its report."""
+    proc.send_signal(signal.SIGTERM)
+    return finish(proc, log)
+
+
 def stored(wb: Workbench) -> tuple[list[str], int, int]:
     """Indexed source ids (with repeats), chunk rows and vector rows of the workspace."""
     sources = sorted(d.source_id for d in wb.library.documents())
@@ -315,8 +321,7 @@ def test_a_waiting_worker_takes_new_uploads_and_stops_on_sigterm(
         while wb.jobs.get(job.id).state != "done":
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.2)
-        worker.send_signal(signal.SIGTERM)
-        report = finish(worker, log)
+        report = stop_worker(worker, log)
     finally:
         if worker.poll() is None:
             worker.kill()

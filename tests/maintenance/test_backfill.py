@@ -1,7 +1,6 @@
 """Backfill (specs/003 stage 5) of an "old" workspace: dry run, restoration, idempotence."""
 
 import json
-import sqlite3
 
 import pytest
 
@@ -12,6 +11,7 @@ from ragbench.ingest.versioning import reachable_version
 from ragbench.maintenance.backfill import guess_chunk_type
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench import Workbench
+from tests.conftest import catalog_dump
 
 SMALL = Settings(chunk_size=64, chunk_overlap=8)
 DOC = (
@@ -23,14 +23,6 @@ DOC = (
 )
 COLUMNS = ("start_char", "end_char", "line_from", "line_to", "total_chunks", "chunk_type",
            "section_path", "context_header", "embedding_text", "embedding_hash")
-
-
-def dump(ws):
-    conn = sqlite3.connect(ws / "catalog.sqlite")
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 def rows(wb):
@@ -60,9 +52,9 @@ def old_workspace(tmp_path):
 @pytest.mark.integration
 def test_dry_run_plans_without_writing(old_workspace):
     ws, _ = old_workspace
-    before = dump(ws)
+    before = catalog_dump(ws)
     report = Workbench(ws, SMALL).maintenance.backfill(dry_run=True)
-    assert report.dry_run and dump(ws) == before
+    assert report.dry_run and catalog_dump(ws) == before
     assert report.changes["chunk_type"] == report.chunks
     assert report.changes["start_char"] > 0 and report.changes["document.ingest_settings"] == 2
     assert report.planned and set(report.planned[0]["fields"]) >= {"chunk_type", "line_from"}
@@ -98,9 +90,9 @@ def test_backfill_restores_derivable_fields_and_is_idempotent(old_workspace):
         assert all(s.ingest_version == reached for s in stale) and stale
     again = Workbench(ws, SMALL).maintenance.backfill()
     assert again.changes == {} and again.documents_upgraded == 0
-    snapshot = dump(ws)
+    snapshot = catalog_dump(ws)
     Workbench(ws, SMALL).maintenance.backfill()
-    assert dump(ws) == snapshot
+    assert catalog_dump(ws) == snapshot
 
 
 @pytest.mark.integration
@@ -140,12 +132,12 @@ def test_backfill_to_contextual_embeddings_updates_vectors(tmp_path):
 @pytest.mark.integration
 def test_cli_backfill_json(old_workspace, capsys):
     ws, _ = old_workspace
-    before = dump(ws)
+    before = catalog_dump(ws)
     (ws / "settings.toml").write_text("chunk_size = 64\nchunk_overlap = 8\n")
     assert main(["--workspace", str(ws), "backfill", "--dry-run", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["dry_run"] and out["coverage_before"]["chunk_type"] == 0.0
-    assert dump(ws) == before
+    assert catalog_dump(ws) == before
     assert main(["--workspace", str(ws), "backfill", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["coverage_after"]["chunk_type"] == 1.0 and out["documents_upgraded"] == 2

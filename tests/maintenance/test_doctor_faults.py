@@ -143,15 +143,21 @@ def test_vector_metadata_follows_specs_003_and_old_vectors_are_enriched(tmp_path
     assert wb.vectors.get_metadata(ids) == stored
 
 
-@pytest.mark.integration
-def test_doctor_reports_and_repairs_a_torn_graph(tmp_path):
+def three_birds(tmp_path, ws):
+    """A workbench at `ws` holding three short documents (a graph of more than three nodes)."""
     docs = tmp_path / "docs"
     docs.mkdir()
     for k, word in enumerate(("osprey", "heron", "kestrel")):
         (docs / f"{k}.md").write_text(f"# {word}\n\n" + f"The {word} hunts in May 2026. " * 30)
-    ws = tmp_path / "ws"
     wb = Workbench(ws, SMALL)
     wb.library.ingest([docs], root=docs)
+    return wb
+
+
+@pytest.mark.integration
+def test_doctor_reports_and_repairs_a_torn_graph(tmp_path):
+    ws = tmp_path / "ws"
+    wb = three_birds(tmp_path, ws)
     graph = wb.graph.current()
     assert len(graph) > 3
     graph_dir = ws / "graph"
@@ -174,13 +180,8 @@ def test_doctor_reports_and_repairs_a_truncated_graph_file(tmp_path, keep):
     EOFError past the GraphError handling, so doctor, `graph stats` and every graph use
     failed with a raw error and nothing repaired it.
     """
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for k, word in enumerate(("osprey", "heron", "kestrel")):
-        (docs / f"{k}.md").write_text(f"# {word}\n\n" + f"The {word} hunts in May 2026. " * 30)
     ws = tmp_path / "ws"
-    wb = Workbench(ws, SMALL)
-    wb.library.ingest([docs], root=docs)
+    wb = three_birds(tmp_path, ws)
     assert len(wb.graph.current()) > 3
     arrays = ws / "graph" / "arrays.npz"
     data = arrays.read_bytes()

@@ -4,6 +4,8 @@ the report's totals mix units (every stored file, attachments included, against 
 documents stale *before* the run). `reprocess_summary` counts in documents and takes the stale
 count after the run."""
 
+from pathlib import Path
+
 import pytest
 
 from ragbench.config import Settings
@@ -18,6 +20,19 @@ MAIL = (b"From: Ana <ana@example.com>\r\nTo: Bo <bo@example.com>\r\nSubject: Led
         b"--b\r\nContent-Type: text/plain\r\n\r\nThe ledger closes on Friday; see the notes.\r\n"
         b"--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=notes.txt"
         b"\r\n\r\nThe audit team reviews the open invoices before noon.\r\n--b--\r\n")
+
+
+def team_workspace(tmp_path: Path) -> Path:
+    """`tmp_path/ws` holding three documents of lens `team` (one e-mail with an attachment),
+    ingested with the default settings: all stale once the chunk size is 256."""
+    src = tmp_path / "src"
+    (src / "team").mkdir(parents=True)
+    (src / "team" / "ledger.eml").write_bytes(MAIL)
+    (src / "team" / "plan.md").write_text("# Plan\n\n" + "The plan ships in May. " * 200)
+    (src / "team" / "notes.txt").write_text("Pricing stays flat this year. " * 120)
+    ws = tmp_path / "ws"
+    Workbench(ws, Settings()).library.ingest([src / "team"], lens="team", root=src)
+    return ws
 
 
 def stale_doc(doc_id: str, ok: bool = True) -> StaleDocument:
@@ -50,14 +65,7 @@ def test_summary_counts_documents_not_files_and_reports_what_is_left():
 
 @pytest.mark.integration
 def test_reprocess_after_a_chunk_size_change_leaves_nothing_stale(tmp_path):
-    src = tmp_path / "src"
-    (src / "team").mkdir(parents=True)
-    (src / "team" / "ledger.eml").write_bytes(MAIL)
-    (src / "team" / "plan.md").write_text("# Plan\n\n" + "The plan ships in May. " * 200)
-    (src / "team" / "notes.txt").write_text("Pricing stays flat this year. " * 120)
-    ws = tmp_path / "ws"
-    Workbench(ws, Settings()).library.ingest([src / "team"], lens="team", root=src)
-
+    ws = team_workspace(tmp_path)
     wb = Workbench(ws, Settings(chunk_size=256, chunk_overlap=32))
     before = wb.maintenance.stale_report()
     assert (before.documents, before.total_documents) == (3, 3)

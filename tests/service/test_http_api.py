@@ -7,28 +7,21 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import lens_workbench
-from tests.llm_server import free_port
+from tests.conftest import PLAN_AND_PRICING, lens_workbench
+from tests.llm_server import free_port, stop_process, wait_serving
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "s3cret-token-for-tests"
 START_TIMEOUT = 240.0  # a cold start loads the embedding model; a busy 2-core box is slow
 CALL_TIMEOUT = 120.0
-DOCS = {
-    "roadmap/plan.md": "# Tidepool plan\n\nTidepool general availability is planned for "
-                       "September 2026.\n\nThe main risk of Tidepool is the storage migration, "
-                       "which needs two engineers for a quarter.\n",
-    "finance/pricing.md": "# Pricing\n\nThe Team plan costs 12 dollars per seat per month.\n\n"
-                          "Enterprise pricing is negotiated per contract.\n",
-}
+DOCS = PLAN_AND_PRICING
 
 
 def clean_env() -> dict[str, str]:
@@ -51,26 +44,14 @@ class Server:
         self.log = log
         self.proc = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                                      env={**clean_env(), **(env or {})})
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"ragbench serve exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"ragbench serve did not start: {log.read_text()[-2000:]}")
+        try:
+            wait_serving(f"{self.url}/health", self.proc, log, START_TIMEOUT)
+        except RuntimeError:
+            self.stop()
+            raise
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(30)
+        stop_process(self.proc, 30)
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@ hand-written runner made, catalogs made by that runner (every schema version it 
 are stamped and upgraded with their data searchable, a newer catalog is refused, and an upgrade
 that fails leaves the file as it was.
 
-The old code is frozen: `tests/store/legacy_schema.py` is the hand-written runner verbatim
-(commit b75ddea), and the DDL below is the code from before numbered migrations
-(`git show HEAD~3:ragbench/store/schema.py` at commit 5d3da6d): its add-columns-only `migrate`
-and what its `Catalog.__init__` recorded in `meta`. Those catalogs never set
-`PRAGMA user_version`, so they are found at version 0, with any subset of the added columns.
+The old code is frozen as data: `tests/store/data/*.json` (read by `tests/store/stored_catalogs`)
+are catalogs as the hand-written runner (commit b75ddea) left them at each of its versions, and
+as the code from before numbered migrations (commit 5d3da6d) and the first release made them.
+Those older catalogs never set `PRAGMA user_version`, so they are found at version 0, with any
+subset of the added columns.
 """
 
 from __future__ import annotations
@@ -33,167 +33,32 @@ from ragbench.store.schema import (
     schema_version,
     sql_statements,
 )
-from tests.store import legacy_schema as legacy
+from tests.store.stored_catalogs import RUNNER_NEWEST, load_catalog, statements
 
 pytestmark = pytest.mark.unit
 
 HEAD = revision_chain()[-1]
 
-# --- the code before numbered migrations, frozen ----------------------------------------------
+# --- the code before Alembic, frozen as data ------------------------------------------------
 
-OLD_ADDED_COLUMNS: list[tuple[str, str, str]] = [
-    ("documents", "context_summary", "TEXT"),
-    ("documents", "ingest_settings", "TEXT"),
-    ("chunks", "context_header", "TEXT"),
-    ("documents", "archive_path", "TEXT"),
-    ("documents", "archive_browse_uri", "TEXT"),
-    ("documents", "archive_download_uri", "TEXT"),
-]
-
-OLD_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-
-CREATE TABLE IF NOT EXISTS ingest_versions (
-    version INTEGER PRIMARY KEY,
-    description TEXT NOT NULL,
-    breaking_changes INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY,
-    source_id TEXT NOT NULL,
-    file_name TEXT NOT NULL,
-    format TEXT NOT NULL,
-    file_hash TEXT NOT NULL,
-    size_bytes INTEGER NOT NULL,
-    title TEXT,
-    source_uri TEXT,
-    lens TEXT NOT NULL DEFAULT 'default',
-    parent_doc_id TEXT,
-    root_doc_id TEXT,
-    depth INTEGER NOT NULL DEFAULT 0,
-    path TEXT NOT NULL DEFAULT '[]',
-    content_version INTEGER NOT NULL DEFAULT 1,
-    ingest_version INTEGER NOT NULL DEFAULT 1,
-    chunk_size INTEGER NOT NULL,
-    chunk_overlap INTEGER NOT NULL,
-    embedding_model TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'indexed' CHECK (status IN ('indexed', 'failed')),
-    error TEXT,
-    metadata TEXT NOT NULL DEFAULT '{}',
-    text TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_documents_source_id ON documents(source_id);
-CREATE INDEX IF NOT EXISTS idx_documents_parent ON documents(parent_doc_id);
-CREATE INDEX IF NOT EXISTS idx_documents_root ON documents(root_doc_id);
--- no index on status: nearly every row is 'indexed', and SQLite would scan through it
-DROP INDEX IF EXISTS idx_documents_status;
-CREATE INDEX IF NOT EXISTS idx_documents_ingest_version ON documents(ingest_version);
-
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY,
-    chunk_id TEXT NOT NULL UNIQUE,
-    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-    chunk_index INTEGER NOT NULL,
-    total_chunks INTEGER NOT NULL,
-    start_char INTEGER NOT NULL,
-    end_char INTEGER NOT NULL,
-    token_count INTEGER NOT NULL,
-    chunk_type TEXT NOT NULL,
-    section_path TEXT NOT NULL DEFAULT '',
-    lens TEXT NOT NULL,
-    page_number INTEGER,
-    line_from INTEGER,
-    line_to INTEGER,
-    text TEXT NOT NULL,
-    embedding_text TEXT NOT NULL,
-    embedding_hash TEXT NOT NULL,
-    metadata TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS idx_chunks_doc ON chunks(doc_id, chunk_index);
-CREATE INDEX IF NOT EXISTS idx_chunks_lens ON chunks(lens);
-
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, content='chunks', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF text ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-
-CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts USING fts5(
-    text, content='documents', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS documents_ai AFTER INSERT ON documents BEGIN
-    INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS documents_ad AFTER DELETE ON documents BEGIN
-    INSERT INTO documents_fts(documents_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS documents_au AFTER UPDATE OF text ON documents BEGIN
-    INSERT INTO documents_fts(documents_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    INSERT INTO documents_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
-
-CREATE TABLE IF NOT EXISTS answers (
-    answer_id TEXT PRIMARY KEY,
-    question TEXT NOT NULL,
-    response TEXT NOT NULL,
-    settings TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS context_cache (
-    key TEXT PRIMARY KEY,
-    summary TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-) WITHOUT ROWID;
-
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    model_id TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, text_hash)
-) WITHOUT ROWID;
-"""
+OLD_ADDED_COLUMNS = statements("pre_migrations_columns")
+"""The columns the code before numbered migrations added to its catalogs, in its order."""
 
 
 def old_code_catalog(path: Path, columns: int = len(OLD_ADDED_COLUMNS)) -> sqlite3.Connection:
-    """A catalog as the old `Catalog.__init__` left it, with the first `columns` added."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.executescript(OLD_DDL)
-    for table, column, decl in OLD_ADDED_COLUMNS[:columns]:
-        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
-    conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')")
-    conn.execute("INSERT INTO meta(key, value) VALUES ('documents_fts', '1')")
+    """A catalog as the old `Catalog.__init__` left it, with the first `columns` added, and
+    the sample rows (`add_old_rows`)."""
+    conn = load_catalog(path, "pre_migrations")
+    for statement in OLD_ADDED_COLUMNS[:columns]:
+        conn.execute(statement)
     return conn
 
 
-def first_release_catalog(path: Path) -> sqlite3.Connection:
-    """A catalog of the first release (bc79e6d): no document FTS, answers, context cache or
-    added columns, and the status index that was later dropped."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.executescript(OLD_DDL)
-    conn.executescript("""
-        DROP TRIGGER documents_ai; DROP TRIGGER documents_ad; DROP TRIGGER documents_au;
-        DROP TABLE documents_fts; DROP TABLE answers; DROP TABLE context_cache;
-        CREATE INDEX idx_documents_status ON documents(status);
-    """)
-    conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')")
-    return conn
+def legacy_catalog(path: Path, version: int) -> sqlite3.Connection:
+    """A catalog as the hand-written runner left it at schema `version` (1..5; at 5, with the
+    ingest versions its `Catalog.__init__` wrote), holding the sample rows of `add_old_rows`
+    (the saved answer from version 2) and of `add_report_and_chat`, and a cached summary."""
+    return load_catalog(path, f"runner_v{version}")
 
 
 def add_old_rows(conn: sqlite3.Connection, answers: bool = True) -> None:
@@ -252,18 +117,6 @@ def check_old_rows_readable(catalog: Catalog) -> None:
     assert catalog.fts_integrity()
 
 
-def legacy_catalog(path: Path, version: int) -> sqlite3.Connection:
-    """A catalog as the hand-written runner left it at schema `version` (1..5); at 5, with the
-    ingest versions its `Catalog.__init__` wrote."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    assert legacy.migrate(conn, legacy.MIGRATIONS[:version]) == list(range(1, version + 1))
-    if version == legacy.SCHEMA_VERSION:
-        conn.executemany("INSERT OR IGNORE INTO ingest_versions(version, description, "
-                         "breaking_changes) VALUES (?, ?, ?)",
-                         [(v, d, int(b)) for v, d, b in legacy.INGEST_VERSIONS])
-    return conn
-
-
 def rows(conn: sqlite3.Connection, query: str) -> list[tuple[Any, ...]]:
     """The rows of `query` as tuples, whatever the connection's `row_factory`."""
     return [tuple(r) for r in conn.execute(query)]
@@ -295,14 +148,14 @@ def add_report_and_chat(conn: sqlite3.Connection) -> None:
 def test_revisions_are_one_chain_starting_with_the_legacy_steps() -> None:
     chain = revision_chain()
     assert chain[:5] == ("s0001", "s0002", "s0003", "s0004", "s0005")
-    assert [LEGACY_REVISIONS[n] for n in range(1, legacy.SCHEMA_VERSION + 1)] == list(chain[:5])
+    assert [LEGACY_REVISIONS[n] for n in range(1, RUNNER_NEWEST + 1)] == list(chain[:5])
     assert schema.HEAD_REVISION == chain[-1]  # the fast path of an open knows the head
 
 
 def test_new_catalog_schema_is_exactly_what_the_hand_written_runner_made(tmp_path: Path) -> None:
     """The port is exact: every table, index, FTS5 table and trigger with the same SQL text, and
     the same `user_version`; only Alembic's version table is new."""
-    old = legacy_catalog(tmp_path / "old.db", legacy.SCHEMA_VERSION)
+    old = legacy_catalog(tmp_path / "old.db", RUNNER_NEWEST)
     catalog = Catalog(tmp_path / "ws" / "catalog.sqlite")
     new = catalog.conn
     assert len(master(old)) > 30
@@ -359,15 +212,7 @@ def test_hand_written_runner_catalog_is_stamped_and_upgraded(tmp_path: Path,
     catalog searches), and its schema is then the new catalog's, object for object."""
     path = tmp_path / "ws" / "catalog.sqlite"
     path.parent.mkdir()
-    old = legacy_catalog(path, version)
-    add_old_rows(old, answers=version >= 2)
-    if version == 5:  # as that code's catalog stored chunks: with their stemmed copy, indexed
-        legacy.fill_fts_text(old)
-        old.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-    add_report_and_chat(old)
-    old.execute("INSERT INTO context_cache(key, summary) VALUES ('k', 'a summary')") \
-        if version >= 2 else None
-    old.close()
+    legacy_catalog(path, version).close()
 
     conn = sqlite3.connect(path, isolation_level=None)
     assert migrate(conn) == list(revision_chain()[version:])
@@ -408,7 +253,6 @@ def test_old_code_catalog_upgrades(tmp_path: Path, columns: int, user_version: i
     path = tmp_path / "ws" / "catalog.db"
     path.parent.mkdir()
     old = old_code_catalog(path, columns)
-    add_old_rows(old)
     old.execute(f"PRAGMA user_version = {user_version}")
     old.close()
 
@@ -430,9 +274,7 @@ def test_old_code_catalog_upgrades(tmp_path: Path, columns: int, user_version: i
 
 def test_first_release_catalog_upgrades_and_fills_document_index(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
-    old = first_release_catalog(path)
-    add_old_rows(old, answers=False)
-    old.close()
+    load_catalog(path, "first_release").close()
 
     catalog = Catalog(path)
     assert schema_revision(catalog.conn) == HEAD
@@ -449,9 +291,7 @@ def test_upgrade_survives_a_reopen_by_each_thread(tmp_path: Path) -> None:
     """An old catalog opened by several catalogs at once: it is upgraded once, no opener
     fails (the second waits for the first's BEGIN IMMEDIATE, then finds it current)."""
     path = tmp_path / "catalog.db"
-    old = old_code_catalog(path, columns=2)
-    add_old_rows(old)
-    old.close()
+    old_code_catalog(path, columns=2).close()
     errors: list[BaseException] = []
 
     def open_it() -> None:
@@ -475,7 +315,6 @@ def test_upgrade_survives_a_reopen_by_each_thread(tmp_path: Path) -> None:
 def test_migrate_is_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "catalog.db"
     old = old_code_catalog(path, columns=4)
-    add_old_rows(old)
     assert migrate(old) == list(revision_chain())
     before = shape(old)
     assert migrate(old) == []
@@ -546,7 +385,6 @@ def test_a_failing_revision_rolls_back_the_whole_upgrade(tmp_path: Path) -> None
     exactly as it was and opens once the obstacle is gone."""
     path = tmp_path / "catalog.db"
     old = legacy_catalog(path, 2)
-    add_old_rows(old)
     old.execute("CREATE TABLE conversations (x TEXT)")
     before = (master(old), old.execute("SELECT * FROM chunks").fetchall())
     old.close()
@@ -575,7 +413,6 @@ def test_a_failure_in_python_inside_a_revision_leaves_the_catalog_as_it_was(
     the index, its triggers and the chunks are back, the porter index still searches."""
     path = tmp_path / "catalog.db"
     old = legacy_catalog(path, 4)
-    add_old_rows(old)
     before = master(old)
     old.close()
 
@@ -654,8 +491,7 @@ def test_a_new_revision_upgrades_a_current_catalog_and_old_code_refuses_it(
     with pytest.raises(sqlite3.IntegrityError, match="empty title"):
         conn.execute("INSERT INTO tags VALUES ('t2', '')")
     assert conn.execute("SELECT answer_id, tag FROM answers").fetchall() == [("a1", None)]
-    with pytest.raises(StoreError, match="newer"):
-        legacy.migrate(conn)
+    assert schema_version(conn) > RUNNER_NEWEST  # the hand-written runner refuses it
     with pytest.raises(StoreError, match="newer"):
         migrate(conn)
 
@@ -670,12 +506,12 @@ def test_sql_statements_keep_trigger_bodies_whole() -> None:
     END;
     -- trailing comment
     """
-    statements = sql_statements(script)
-    assert len(statements) == 2
-    assert statements[1].startswith("CREATE TRIGGER") and statements[1].endswith("END;")
+    split = sql_statements(script)
+    assert len(split) == 2
+    assert split[1].startswith("CREATE TRIGGER") and split[1].endswith("END;")
     with pytest.raises(ValueError, match="ends inside a statement"):
         sql_statements("CREATE TABLE t (x TEXT);\nCREATE TABLE u (y")
-    assert len(sql_statements(legacy._INITIAL)) > 10
+    assert len(statements("runner_v1")) > 10  # a whole catalog's, triggers in it
 
 
 # --- what each ported step changes ----------------------------------------------------------
@@ -685,7 +521,6 @@ def test_s0003_adds_reports_to_a_version_2_catalog(tmp_path: Path) -> None:
     """A catalog at version 2 (documents, saved answers) gains the report tables, keeps its
     data, and deleting a report cascades to its parts, versions and stored passages."""
     conn = legacy_catalog(tmp_path / "catalog.db", 2)
-    conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
     assert migrate(conn, target="s0003") == ["s0003"]
     assert schema_revision(conn) == "s0003" and schema_version(conn) == 3
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
@@ -706,7 +541,6 @@ def test_s0004_adds_conversations_to_a_version_3_catalog(tmp_path: Path) -> None
     """A catalog at version 3 gains the chat tables, keeps its saved answers, and deleting a
     conversation removes its turns (the saved answers are the chat service's to delete)."""
     conn = legacy_catalog(tmp_path / "catalog.db", 3)
-    conn.execute("INSERT INTO answers VALUES ('a1', 'q', '{}', '{}', 't', 't')")
     assert migrate(conn, target="s0004") == ["s0004"]
     assert schema_revision(conn) == "s0004" and schema_version(conn) == 4
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
@@ -729,7 +563,6 @@ def test_s0005_stems_the_chunk_index_of_a_version_4_catalog(tmp_path: Path) -> N
 
     path = tmp_path / "catalog.db"
     conn = legacy_catalog(path, 4)
-    add_old_rows(conn)
     assert "porter" in conn.execute(
         "SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
     before = conn.execute("SELECT * FROM chunks ORDER BY rowid").fetchall()

@@ -201,14 +201,14 @@ def porter_catalog(path) -> None:
     `chunks.text`, its triggers), no `chunks.fts_text`."""
     import sqlite3
 
-    from tests.store import legacy_schema
+    from tests.store.stored_catalogs import statements
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript("DROP TRIGGER chunks_ai; DROP TRIGGER chunks_ad; DROP TRIGGER chunks_au; "
                        "DROP TABLE chunks_fts; ALTER TABLE chunks DROP COLUMN fts_text; "
                        "DROP TABLE alembic_version;")
-    for statement in legacy_schema.sql_statements(legacy_schema._INITIAL):
-        if "chunks_fts" in statement:
+    for statement in statements("runner_v4"):  # a catalog of that runner's version 4
+        if statement.startswith("CREATE") and "chunks_fts" in statement:
             conn.execute(statement)
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
     conn.execute("PRAGMA user_version = 4")
