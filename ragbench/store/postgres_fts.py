@@ -49,18 +49,27 @@ def index_chunks(conn: sa.Connection, rows: Iterable[tuple[int, str]]) -> None:
     """Write the postings of chunks given as (rowid, text) and add them to `fts_stats`
     (inside the caller's transaction).
     """
-    postings: list[dict[str, Any]] = []
+    postings: list[tuple[str, int, int, int]] = []
     count = words = 0
     for rowid, text in rows:
         length, tfs = chunk_words(text)
         count += 1
         words += length
-        postings += [{"term": t, "chunk_rowid": rowid, "tf": n, "length": length}
-                     for t, n in tfs.items()]
+        postings += [(t, rowid, n, length) for t, n in tfs.items()]
     if postings:
-        conn.execute(sa.insert(chunk_terms), postings)
+        _copy_postings(conn, postings)
     if count:
         _add_stats(conn, count, words)
+
+
+def _copy_postings(conn: sa.Connection, postings: Sequence[tuple[str, int, int, int]]) -> None:
+    """Write postings with COPY on the transaction's own psycopg connection (tens of rows a
+    chunk: COPY writes them several times faster than a multi-row INSERT).
+    """
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cursor.copy("COPY chunk_terms (term, chunk_rowid, tf, length) FROM STDIN") as copy:
+        for row in postings:
+            copy.write_row(row)
 
 
 def forget_chunks(conn: sa.Connection, rowids: sa.Select[Any]) -> None:
