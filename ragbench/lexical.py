@@ -146,7 +146,7 @@ _BLOCK_LINE = re.compile(r"^\s*(?:\||#{1,6}\s|>|[-*+\u2022]\s|\d+[.)]\s)")
 """A line that starts a unit of its own: a table row, a heading, a quote, a list item."""
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\**[A-Z][\w-]*(?: [\w-]+){0,2}\**\s*:\**\s")
 """A "Label: value" line ("**Owner:** Product", "From: Ana"): a line of its own, not wrap."""
-_UNIT_LINE = re.compile(r"^\s*(?:\||#{1,6}\s)")
+WHOLE_LINE = re.compile(r"^\s*(?:\||#{1,6}\s)")
 """Table rows and headings: never cut into sentences, never continued by the next line."""
 ABBREVIATIONS = frozenset((
     "Mr Mrs Ms Dr St Jr Sr Prof Gen Col Lt Capt Sgt Rev Inc Adm Gov Sen Rep Maj Cpl Pvt Fr "
@@ -219,7 +219,7 @@ def text_units(text: str, line_breaks: bool = False) -> list[tuple[int, int]]:
             units[-1] = (units[-1][0], end)
         else:
             units.append((start, end))
-        joinable = not _UNIT_LINE.match(line)
+        joinable = not WHOLE_LINE.match(line)
     return units
 
 
@@ -239,7 +239,7 @@ def sentence_spans(text: str, line_breaks: bool = False) -> list[tuple[int, int]
     """
     out: list[tuple[int, int]] = []
     for begin, end in text_units(text, line_breaks):
-        whole = _UNIT_LINE.match(text[begin:end])  # a table row or a heading is one unit
+        whole = WHOLE_LINE.match(text[begin:end])  # a table row or a heading is one unit
         for a, b in [(begin, end)] if whole else _inline_spans(text, begin, end):
             piece = text[a:b]
             stripped = piece.strip()
