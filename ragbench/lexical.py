@@ -158,13 +158,14 @@ _INITIALS = re.compile(r"[A-Za-z](?:\.[A-Za-z])+|[a-z]")
 """"U.S", "e.g", "Ph.D"'s pieces, lower-case "c." (circa), "p." (page): not sentence ends."""
 _ENUMERATION = re.compile(r"(?:[-*+\u2022>]\s*)?(?:\d{1,3}|[A-Za-z]|[ivx]{1,4})")
 """What a list item's number is ("2", "b", "iv"), after its bullet if it has one."""
+_NEXT_WORD = re.compile(r"[\"'(\[\u201c\u2018*]*(\w+)")
 BRACKET_REACH = 300
 """How far a bracket opened in a sentence may close and keep its full stops inside."""
 
 
-def _abbreviation(text: str, begin: int, at: int) -> bool:
+def _abbreviation(text: str, begin: int, at: int, after: int) -> bool:
     """Whether the full stop at `at` ends an abbreviation, an initial or the number of a
-    list item ("1. Stop the jobs"), not a sentence.
+    list item ("1. Stop the jobs"), not a sentence; `after`: where the next word starts.
     """
     if _ENUMERATION.fullmatch(text[begin:at].strip()):
         return True
@@ -172,27 +173,36 @@ def _abbreviation(text: str, begin: int, at: int) -> bool:
     word = words[-1].lstrip("'\u2018")  # "Alzheimer's." ends a sentence, "'e.g." does not
     if word in ABBREVIATIONS or _INITIALS.fullmatch(word):
         return True
-    if len(word) == 1 and word.isupper():  # "J. Smith", "John F. Kennedy", not "vitamin D."
+    if len(word) == 1 and word.isupper():
         before = words[-2] if len(words) > 1 else ""
-        return not before or before[:1].isupper()
+        if not before or before[:1].isupper():  # "J. Smith", "John F. Kennedy"
+            return True
+        # after a lower-case word: "pen names E. V. Cunningham", but "vitamin D. The"
+        following = _NEXT_WORD.match(text, after)
+        return bool(following) and following.group(1).lower() not in STOPWORDS
     return False
 
 
 def _inline_spans(text: str, begin: int, end: int) -> list[tuple[int, int]]:
     """Sentences of `text[begin:end]`, one paragraph, list item or line: cut after a
     sentence mark followed by space and a capital, unless the mark ends an abbreviation or
-    stands inside brackets that close within `BRACKET_REACH` ("(c. 953 – c. 1029)").
+    stands inside brackets that close within `BRACKET_REACH` ("(c. 953 – c. 1029)", "USN
+    (Ret.) (October"); a bracketed sentence ("(The brain is a common site.) This") ends.
     """
     spans: list[tuple[int, int]] = []
     depth, counted = 0, begin
     for m in _SENTENCE_END.finditer(text, begin, end):
-        stop = m.start(1)
-        depth += text.count("(", counted, stop) - text.count(")", counted, stop)
-        counted = stop
-        if text[m.start()] == "." and _abbreviation(text, begin, m.start()):
+        mark, stop = m.start(), m.start(1)
+        depth += text.count("(", counted, mark) - text.count(")", counted, mark)
+        counted = mark
+        # "Bros.. Producer": an abbreviation's point and the sentence's
+        if (text[mark] == "." and not text.startswith("..", mark)
+                and _abbreviation(text, begin, mark, m.end())):
             continue
-        if depth > 0 and ")" in text[stop:min(end, stop + BRACKET_REACH)]:
-            continue
+        if depth > 0 and ")" in text[mark:min(end, mark + BRACKET_REACH)]:
+            closed = depth <= text.count(")", mark, stop)
+            if not (closed and text[begin:mark].lstrip().startswith("(")):
+                continue
         spans.append((begin, stop))
         begin, depth = m.end(), 0
         counted = begin

@@ -41,11 +41,24 @@ def test_a_sentence_ends_before_a_capital_a_digit_a_quote_or_a_lower_case_gene_n
         "The end came in 30 min.", "Then Alzheimer's.", "Some left."]
 
 
-def test_closing_quotes_brackets_and_emphasis_stay_with_their_sentence():
-    text = 'He said "we ship in March." Then (it slipped.) **Decision: hold.** Next step.'
+def test_initials_brackets_and_a_doubled_point_in_running_text():
+    text = ("Fast wrote under the pen names E. V. Cunningham and Walter Ericson. "
+            "Rear Adm. J. Edward Snyder, USN (Ret.) (1924 – 2007) was its captain. "
+            "It was released by Warner Bros.. Producer Kyle Lehning chose ten songs. "
+            "The cancer may spread. (The brain is a common site.) This is called PCI. "
+            "Drained, (Portuguese: O Cheiro do Ralo is a 2006 film. It was directed by Dhalia.")
     assert sentences(text) == [
-        'He said "we ship in March."', "Then (it slipped.)", "**Decision: hold.**",
-        "Next step."]
+        "Fast wrote under the pen names E. V. Cunningham and Walter Ericson.",
+        "Rear Adm. J. Edward Snyder, USN (Ret.) (1924 – 2007) was its captain.",
+        "It was released by Warner Bros..", "Producer Kyle Lehning chose ten songs.",
+        "The cancer may spread.", "(The brain is a common site.)", "This is called PCI.",
+        "Drained, (Portuguese: O Cheiro do Ralo is a 2006 film.", "It was directed by Dhalia."]
+
+
+def test_closing_quotes_brackets_and_emphasis_stay_with_their_sentence():
+    text = 'He said "we ship in March." (It slipped.) **Decision: hold.** Next step.'
+    assert sentences(text) == [
+        'He said "we ship in March."', "(It slipped.)", "**Decision: hold.**", "Next step."]
 
 
 def test_markdown_layout_gives_units_of_their_own():
