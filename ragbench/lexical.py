@@ -179,7 +179,7 @@ def _abbreviation(text: str, begin: int, at: int, after: int) -> bool:
             return True
         # after a lower-case word: "pen names E. V. Cunningham", but "vitamin D. The"
         following = _NEXT_WORD.match(text, after)
-        return bool(following) and following.group(1).lower() not in STOPWORDS
+        return following is not None and following.group(1).lower() not in STOPWORDS
     return False
 
 
