@@ -150,15 +150,18 @@ WHOLE_LINE = re.compile(r"^\s*(?:\||#{1,6}\s)")
 """Table rows and headings: never cut into sentences, never continued by the next line."""
 ABBREVIATIONS = frozenset((
     "Mr Mrs Ms Dr St Jr Sr Prof Gen Col Lt Capt Sgt Rev Inc Adm Gov Sen Rep Maj Cpl Pvt Fr "
-    "Hon Bros vol vols pp ed eds est op Ltd Co Corp No Nos no vs etc Mt Ft approx Jan Feb Mar "
+    "Hon Bros vol vols pp ed eds est op Ltd Co Corp vs etc Mt Ft approx Jan Feb Mar "
     "Apr Jun Jul Aug Sep Sept Oct Nov Dec e.g i.e cf al ca Fig Figs fig figs Eq Eqs Ref Refs "
     "resp Vol Ch ch Sec sec Dept Univ Assoc").split())
 """Words that end in a full stop without ending the sentence ("Dr. Lee", "e.g. Berlin")."""
+_NUMERO = frozenset(("No", "Nos", "no", "nos"))
+"""Abbreviations only before a number ("No. 1 in doubles", "v. 14, no. 2"; "said no. Then")."""
 _INITIALS = re.compile(r"[A-Za-z](?:\.[A-Za-z])+|[a-z]")
 """"U.S", "e.g", "Ph.D"'s pieces, lower-case "c." (circa), "p." (page): not sentence ends."""
 _ENUMERATION = re.compile(r"(?:[-*+\u2022>]\s*)?(?:\d{1,3}|[A-Za-z]|[ivx]{1,4})")
 """What a list item's number is ("2", "b", "iv"), after its bullet if it has one."""
 _NEXT_WORD = re.compile(r"[\"'(\[\u201c\u2018*]*(\w+)")
+"""The word after a sentence mark, past opening quotes and brackets."""
 BRACKET_REACH = 300
 """How far a bracket opened in a sentence may close and keep its full stops inside."""
 
@@ -173,12 +176,14 @@ def _abbreviation(text: str, begin: int, at: int, after: int) -> bool:
     word = words[-1].lstrip("'\u2018")  # "Alzheimer's." ends a sentence, "'e.g." does not
     if word in ABBREVIATIONS or _INITIALS.fullmatch(word):
         return True
+    following = _NEXT_WORD.match(text, after)
+    if word in _NUMERO:
+        return following is not None and following.group(1)[:1].isdigit()
     if len(word) == 1 and word.isupper():
         before = words[-2] if len(words) > 1 else ""
         if not before or before[:1].isupper():  # "J. Smith", "John F. Kennedy"
             return True
         # after a lower-case word: "pen names E. V. Cunningham", but "vitamin D. The"
-        following = _NEXT_WORD.match(text, after)
         return following is not None and following.group(1).lower() not in STOPWORDS
     return False
 

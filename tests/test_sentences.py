@@ -20,7 +20,8 @@ def sentences(text: str, line_breaks: bool = False) -> list[str]:
 def test_abbreviations_initials_and_decimals_do_not_end_a_sentence():
     text = ("Dr. Lee paid $3.5 million to the U.S. Army in Jan. 2024, e.g. for maps. "
             "John F. Kennedy spoke (c. 953 – c. 1029 it was not). Smith et al. agree. "
-            "It rose 4.2% vs. 3.9% last year! Did it? Yes.")
+            "It rose 4.2% vs. 3.9% last year! Did it? Yes. It was No. 1 in doubles. "
+            "Sofia said no. Then she left.")
     assert sentences(text) == [
         "Dr. Lee paid $3.5 million to the U.S. Army in Jan. 2024, e.g. for maps.",
         "John F. Kennedy spoke (c. 953 – c. 1029 it was not).",
@@ -28,6 +29,9 @@ def test_abbreviations_initials_and_decimals_do_not_end_a_sentence():
         "It rose 4.2% vs. 3.9% last year!",
         "Did it?",
         "Yes.",
+        "It was No. 1 in doubles.",
+        "Sofia said no.",
+        "Then she left.",
     ]
 
 
