@@ -36,7 +36,10 @@ from ragbench.chunking.tokenizer import encode_tokens, get_encoding, token_char_
 from ragbench.errors import ChunkingError  # noqa: F401 (re-exported)
 from ragbench.models import Chunk, ParsedDocument
 
-# the position right after a sentence's closing punctuation: cl100k tokens start with the space
+# the position right after a sentence's closing punctuation: cl100k tokens start with the space.
+# Not `ragbench.lexical.sentence_spans`: a cut is the last mark-before-space or newline inside a
+# token window, found backwards without splitting the document into sentences, and it decides
+# chunk ids (content hashes), so these patterns stay byte for byte what the reference pins.
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002](?:[\"'\u201d\u2019)\]]*)(?=\s)|\n")
 # the same matches read backwards, in the reversed text: the space after a sentence end, the
 # closing marks, the sentence mark (the match starts at that space), or a newline

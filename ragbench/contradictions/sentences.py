@@ -25,9 +25,8 @@ from ragbench.contradictions.values import (
     value_spans,
     written_words,
 )
-from ragbench.lexical import STOPWORDS, WORD, stem, term_words
+from ragbench.lexical import STOPWORDS, WORD, sentence_spans, stem, term_words
 
-_SENTENCE = re.compile(r"^\s*\|.*$|(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+|$)", re.M)
 _NEGATION = re.compile(
     r"\b(not|never|won't|cannot|can't|isn't|aren't|doesn't|don't|no longer|"
     r"cancel(?:led|ed)|rejected)\b", re.I)
@@ -107,8 +106,9 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
     out = []
     text = unwrap(chunk["text"])
     chunk_years = [int(y) for y in YEAR.findall(text)]
-    for m in _SENTENCE.finditer(text):
-        sentence = m.group(0).strip()
+    # `unwrap` joined the wrapped lines: every line left (a table row too) is a unit of its own
+    for start, end in sentence_spans(text, line_breaks=True):
+        sentence = text[start:end]
         if len(sentence) < 12:
             continue
         spans = value_spans(sentence)
@@ -128,11 +128,10 @@ def claims(chunk: dict[str, Any], doc_date: date | None = None) -> list[Claim]:
         marker = _PRIORITY.search(sentence)
         about = ({k: v for k, v in context_words(sentence, *marker.span(), window=3).items()
                   if k not in _GENERIC} if marker else {})
-        start = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
         out.append(Claim(
             chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"],
             root_id=chunk.get("root_doc_id") or chunk["doc_id"], lens=chunk["lens"],
-            text=sentence, start=start, end=start + len(sentence), subject=subject,
+            text=sentence, start=start, end=end, subject=subject,
             milestones=frozenset(tokens & MILESTONES - {"general", "availability"}),
             periods=periods,
             amounts=amounts_, negated=bool(_NEGATION.search(sentence)),

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from ragbench.answer.citations import HeaderStyle, header
 from ragbench.contradictions import Finding
+from ragbench.lexical import sentence_spans
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.retrieval.retriever import QueryEmbedder
 
@@ -100,13 +101,14 @@ def gather(search: Search, query: str, lenses: Sequence[str], options: Generatio
 
 
 def _trim(text: str, limit: int) -> str:
-    """`text` cut to about `limit` characters at a line or sentence end where possible."""
+    """`text` cut to about `limit` characters after its last whole sentence (`sentence_spans`:
+    a line, a table row or a sentence) within the limit, if that keeps more than half of it.
+    """
     text = text.strip()
     if len(text) <= limit:
         return text
-    cut = text[:limit]
-    end = max(cut.rfind("\n"), cut.rfind(". "))
-    return (cut[: end + 1] if end > limit // 2 else cut).rstrip() + " …"
+    end = max((b for _, b in sentence_spans(text) if b <= limit), default=0)
+    return (text[:end] if end > limit // 2 else text[:limit]).rstrip() + " …"
 
 
 def warnings(findings: Sequence[Finding], limit: int = 8) -> str:

@@ -21,15 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragbench.lexical import sentence_spans
+
 _ITEM = re.compile(r"^\s*(?:[-*+\u2022>]|\d+[.)])\s+")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?\s*$")
 _LABEL_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\**[A-Z][\w-]*(?: [\w-]+){0,2}\**\s*:\**\s")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]*]*\s+(?=[A-Z0-9\"'(\[*])")
-_ABBREVIATION = re.compile(
-    r"(?:^|[\s(])(?:[A-Za-z]|[A-Z]\.[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Capt|Sgt|Rev|Inc|"
-    r"Adm|Gov|Sen|Rep|Maj|Cpl|Pvt|Fr|Hon|Bros|vol|pp|ed|est|op|"
-    r"Ltd|Co|Corp|No|Nos|vs|etc|Mt|Ft|approx|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
-    r"e\.g|i\.e|cf|al|ca)$")
 _META = (r"author|authors|owner|owners|status|date|dated|audience|reviewers?|deciders?|"
          r"supersedes|from|to|cc|bcc|subject|sent|version|updated|last updated|attendees|"
          r"participants|present|analyst|editor|contact|prepared by|published|location|time|"
@@ -135,35 +131,26 @@ def row_statement(header: list[str] | None, row: list[str]) -> str:
 
 
 def _split_sentences(text: str, start: int) -> list[tuple[int, int]]:
-    """(start, end) offsets of the sentences of `text` (which begins at `start`)."""
-    spans: list[tuple[int, int]] = []
-    begin = 0
-    for m in _SENTENCE_END.finditer(text):
-        stop = m.start() + 1
-        while stop < len(text) and text[stop] in "\"')]*":
-            stop += 1
-        before = text[begin:m.start()]
-        if _ABBREVIATION.search(before) or before.count("(") > before.count(")"):
-            continue  # "Dr. No", "U.S. Army", "(c. 953 – c. 1029)": not a sentence end
-        if _open_quote(text[begin:stop], text[stop:stop + QUOTE_REACH]):
-            continue  # 'Tomasz: "… April 2026. Mid-March was …"': the quote is one passage
-        spans.append((begin, stop))
-        begin = m.end()
-    spans.append((begin, len(text)))
+    """(start, end) offsets of the passages of one line of text (which begins at `start`):
+    its sentences (`sentence_spans`), a quoted remark of several sentences kept whole, and a
+    fragment ("Priority #1 for 2026.") joined to the sentence before.
+    """
+    quoted: list[tuple[int, int]] = []
+    open_quote = False
+    for a, b in sentence_spans(text, line_breaks=True):
+        if open_quote:
+            quoted[-1] = (quoted[-1][0], b)
+        else:
+            quoted.append((a, b))
+        a, b = quoted[-1]
+        open_quote = _open_quote(text[a:b], text[b:b + QUOTE_REACH])
     merged: list[tuple[int, int]] = []
-    for a, b in spans:  # a fragment ("Priority #1 for 2026.") belongs to the sentence before
+    for a, b in quoted:
         if merged and len(text[a:b].split()) < MIN_WORDS:
             merged[-1] = (merged[-1][0], b)
         else:
             merged.append((a, b))
-    out = []
-    for a, b in merged:
-        piece = text[a:b]
-        lead = len(piece) - len(piece.lstrip())
-        trail = len(piece.rstrip())
-        if trail > lead:
-            out.append((start + a + lead, start + a + trail))
-    return out
+    return [(start + a, start + b) for a, b in merged]
 
 
 def _open_quote(sentence: str, after: str) -> bool:
