@@ -67,23 +67,15 @@ def queued_message(jobs: int, settled: int, what: str = "job") -> str:
     return line + (f"; {settled} settled without a job" if settled else "")
 
 
-class QueuedFile(BaseModel):
+class QueuedFile(FileResult):
     """One file of a queued ingest in the shape of an in-process ingest's file result
     (`FileResult`), with its job: `status` is the ingest's (inserted, updated, skipped,
     reprocessed, failed) once a worker ran it, and `queued` or `running` before.
     """
 
-    path: str
-    status: str
+    status: str  # type: ignore[assignment]  # FileResult's statuses plus queued, running
     job_id: int | None = Field(None, description="its job (`ragbench jobs ID`); none for a "
                                "file settled without one")
-    doc_id: str | None = None
-    source_id: str | None = None
-    chunks: int = 0
-    reason: str = ""
-    error: str | None = None
-    parent_doc_id: str | None = None
-    seconds: float = 0.0
 
 
 class QueuedIngestReport(BaseModel):
