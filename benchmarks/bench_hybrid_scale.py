@@ -25,7 +25,11 @@ centres. PostgreSQL is a private PostgreSQL 16 + pgvector 0.6.2 (pgserver, the d
 temporary folder; the embedded store is a temporary workspace folder. Not run by the tests.
 
     python benchmarks/bench_hybrid_scale.py [--sizes 10000 100000] [--queries 200]
-        [--backends postgres embedded]
+        [--backends postgres embedded] [--text-only-sizes 1000000]
+
+`--text-only-sizes` builds those sizes without vectors and measures full-text search alone
+(`fts_ms`): the part of hybrid search that grows with the collection's words, at sizes whose
+HNSW index these 2 cores cannot build in reasonable time.
 """
 
 from __future__ import annotations
@@ -98,7 +102,9 @@ class Data:
 
 
 def build(catalog: Any, vectors: Any, data: Data) -> dict[str, float]:
-    """Write every chunk through the catalog and every vector through the store."""
+    """Write every chunk through the catalog and every vector through the store (no vectors
+    when `vectors` is None: a text-only size).
+    """
     from ragbench.models import Chunk, DocumentRecord
 
     n = len(data.ids)
@@ -129,6 +135,8 @@ def build(catalog: Any, vectors: Any, data: Data) -> dict[str, float]:
                     catalog.insert_document(conn, rec, txt, chs)
             batch = []
     catalog_s = time.perf_counter() - start
+    if vectors is None:
+        return {"catalog_s": round(catalog_s, 1)}
     start = time.perf_counter()
     for i in range(0, n, 2000):
         vectors.upsert(data.ids[i:i + 2000], data.vectors[i:i + 2000],
@@ -164,8 +172,9 @@ def measure(catalog: Any, vectors: Any, data: Data) -> dict[str, Any]:
     retriever = Retriever(catalog, lambda: vectors, lambda: embedder, Settings())
     # each query text is met once in the timed loop (texts repeat only past 1109 queries)
     out: dict[str, Any] = {}
-    retriever.search(data.query_texts[0], mode="hybrid", top_k=10)  # warm caches
-    for mode in ("hybrid", "fts", "vector"):
+    modes = ("hybrid", "fts", "vector") if vectors is not None else ("fts",)
+    retriever.search(data.query_texts[0], mode=modes[0], top_k=10)  # warm caches
+    for mode in modes:
         times, empty = [], 0
         for text in data.query_texts:
             t = time.perf_counter()
@@ -175,6 +184,9 @@ def measure(catalog: Any, vectors: Any, data: Data) -> dict[str, Any]:
         out[f"{mode}_ms"] = percentiles(times)
         if empty:
             out[f"{mode}_empty_results"] = empty
+    if vectors is None:
+        out["text_only"] = "no vectors stored at this size: full-text search alone"
+        return out
     recalls = []
     for q in data.query_vectors:
         exact = {data.ids[j] for j in np.argsort(-(data.vectors @ q))[:10]}
@@ -184,7 +196,7 @@ def measure(catalog: Any, vectors: Any, data: Data) -> dict[str, Any]:
     return out
 
 
-def run_postgres(url: str, data: Data, size: int) -> dict[str, Any]:
+def run_postgres(url: str, data: Data, size: int, text_only: bool) -> dict[str, Any]:
     import sqlalchemy as sa
 
     from ragbench.store.pgvectors import PgVectors
@@ -195,7 +207,7 @@ def run_postgres(url: str, data: Data, size: int) -> dict[str, Any]:
     engine = connect(url, schema)
     try:
         catalog = PgCatalog(engine, schema)
-        vectors = PgVectors(engine, schema)
+        vectors = None if text_only else PgVectors(engine, schema)
         out: dict[str, Any] = build(catalog, vectors, data)
         # after a bulk load, as autovacuum would soon do: statistics, and the visibility map
         # that lets the postings be read from their covering index alone
@@ -203,6 +215,10 @@ def run_postgres(url: str, data: Data, size: int) -> dict[str, Any]:
             conn.execute(sa.text("VACUUM ANALYZE chunks, chunk_vectors, chunk_terms"))
         out.update(measure(catalog, vectors, data))
         with engine.connect() as conn:
+            if text_only:
+                conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+                conn.commit()
+                return out
             plan = conn.execute(sa.text(
                 "EXPLAIN SELECT chunk_id FROM chunk_vectors ORDER BY "  # noqa: S608
                 f"embedding::vector({DIM}) <=> CAST(:q AS vector) LIMIT 10"),
@@ -215,13 +231,13 @@ def run_postgres(url: str, data: Data, size: int) -> dict[str, Any]:
         engine.dispose()
 
 
-def run_embedded(folder: Path, data: Data) -> dict[str, Any]:
+def run_embedded(folder: Path, data: Data, text_only: bool) -> dict[str, Any]:
     from ragbench.store.catalog import Catalog
     from ragbench.store.vectors import forget_client, open_vectors
 
     folder.mkdir(parents=True)
     catalog = Catalog(folder / "catalog.sqlite")
-    vectors = open_vectors(folder / "chroma")
+    vectors = None if text_only else open_vectors(folder / "chroma")
     try:
         out: dict[str, Any] = build(catalog, vectors, data)
         out.update(measure(catalog, vectors, data))
@@ -233,8 +249,11 @@ def run_embedded(folder: Path, data: Data) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--text-only-sizes", type=int, nargs="*", default=[],
+                        help="sizes built without vectors, measuring full-text search alone "
+                             "(where 2 cores cannot build the HNSW index in reasonable time)")
     parser.add_argument("--backends", nargs="+", default=["postgres", "embedded"],
                         choices=["postgres", "embedded"])
     args = parser.parse_args()
@@ -258,16 +277,19 @@ def main() -> None:
 
                 server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="delete")
                 out["postgres_server"] = "pgserver PostgreSQL 16 + pgvector 0.6.2"
-            for size in args.sizes:
+            for size in [*args.sizes, *args.text_only_sizes]:
+                text_only = size in args.text_only_sizes
                 data = Data(size, args.queries)
                 entry: dict[str, Any] = {"distinct_passages": data.distinct}
                 for backend in args.backends:
                     print(f"# {size} chunks, {backend} ...", file=sys.stderr, flush=True)
                     if backend == "postgres":
                         assert server is not None
-                        entry[backend] = run_postgres(server.get_uri(), data, size)
+                        entry[backend] = run_postgres(server.get_uri(), data, size,
+                                                      text_only)
                     else:
-                        entry[backend] = run_embedded(Path(tmp) / f"embedded_{size}", data)
+                        entry[backend] = run_embedded(Path(tmp) / f"embedded_{size}", data,
+                                                      text_only)
                     print(f"# {json.dumps(entry[backend])}", file=sys.stderr, flush=True)
                 out["sizes"][str(size)] = entry
         finally:
