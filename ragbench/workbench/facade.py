@@ -143,7 +143,8 @@ class Workbench:
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
         )
         self.graph_service = GraphService(
-            self.workspace, self.catalog, lambda: self.vectors, self.settings
+            self.workspace, self.catalog, lambda: self.vectors, self.settings,
+            shared=self.stores.graph_saves(),
         )
         self.retriever.graph = self._graph_if_any
         self.answerer = Answerer(self.retriever, self.settings,
