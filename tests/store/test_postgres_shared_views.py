@@ -1,6 +1,7 @@
 """Derived views every host of a PostgreSQL workspace shares: the context graph is saved in the
 database (`graph_saves`) and read from there by every other host instead of being built again
-(docs/team.md#what-is-stored-how).
+(docs/team.md#what-is-stored-how); a host that did not ingest a document builds its archive
+entry from the original in the database when it is viewed or opened, or in `archive build`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from ragbench.config import EDGE_TYPES
 from ragbench.store.pggraph import GraphSave, PgGraphSaves
 from ragbench.workbench import Workbench
 from tests.conftest import lens_workbench, postgres_settings
-from tests.store.test_postgres_backend import DOCS
+from tests.store.test_postgres_backend import DOCS, mail_with_attachment
 
 pytestmark = pytest.mark.integration
 
@@ -70,3 +71,37 @@ def test_the_last_complete_save_wins(tmp_path, postgres_url):
     assert latest is not None and saves.save_id() == "two"
     assert (latest.arrays, latest.nodes, latest.catalog_state) == (b"a2", b"n2", "s2")
     assert latest.saved_at  # when it was saved
+
+
+def test_a_host_builds_the_archive_entries_of_documents_another_host_stored(tmp_path,
+                                                                            postgres_url):
+    settings = postgres_settings(postgres_url)
+    first = Workbench(tmp_path / "ws-a", settings)
+    plan = b"# Plan\n\nThe heron pilot starts in May."
+    first.library.ingest_uploads([("plan.md", plan), ("thread.eml", mail_with_attachment()),
+                                  ("notes.txt", b"The egret survey needs two boats.")])
+    assert first.archive.check().ok
+    links = first.catalog.archive_rows()
+    uris = {r["file_name"]: r for r in links}
+    second = Workbench(tmp_path / "ws-b", settings)  # another folder (another host, say)
+    before = second.archive.check()
+    assert not before.ok and len(before.missing) == 2 * len(links)  # views and originals
+
+    # opened on the second host: its thread's entry is built here from the database's original
+    view = second.archive.text(uris["plan.md"]["archive_browse_uri"])
+    assert "heron pilot starts in May" in view
+    assert second.archive.original(uris["plan.md"]["archive_download_uri"]) == plan
+    assert (tmp_path / "ws-b" / "archive" / uris["plan.md"]["doc_id"]).is_dir()
+    assert second.archive.original(uris["estimate.txt"]["archive_download_uri"]) == \
+        b"The osprey estimate is nine weeks of work."  # an attachment: the whole thread built
+    assert "estimate.txt" in second.archive.text(uris["estimate.txt"]["archive_browse_uri"])
+    partly = second.archive.check()
+    assert {m.doc_id for m in partly.missing} == {uris["notes.txt"]["doc_id"]}
+
+    built = second.archive.build()
+    assert built.rebuilt == [uris["notes.txt"]["doc_id"]] and built.without_original == []
+    after = second.archive.check()
+    assert after.ok and after.missing == [] and after.not_built == [] and \
+        after.broken_links == []
+    assert second.catalog.archive_rows() == links  # the shared links are what they were
+    assert first.archive.check().ok
