@@ -2,8 +2,9 @@
 
 `graph_saves` holds one row (id 1): the two files `ContextGraph.save` writes (arrays.npz and
 nodes.json, as bytes), their save id, the catalog state the graph was built from and when it
-was saved (docs/team.md#the-context-graph). One row replaced in one statement, so a reader sees
-one whole save and, of two writers, the last complete save wins.
+was saved (docs/team.md#the-context-graph-and-the-archive-across-hosts). One row replaced in
+one statement, so a reader sees one whole save and, of two writers, the last complete save
+wins.
 
 Revision ID: 0007
 Revises: 0006
