@@ -105,3 +105,31 @@ def test_a_host_builds_the_archive_entries_of_documents_another_host_stored(tmp_
         after.broken_links == []
     assert second.catalog.archive_rows() == links  # the shared links are what they were
     assert first.archive.check().ok
+
+
+def test_hosts_rebuilding_at_once_all_read_the_last_complete_save(tmp_path, postgres_url):
+    import threading
+
+    settings = postgres_settings(postgres_url)
+    first = lens_workbench(tmp_path / "a", tmp_path / "ws-a", DOCS, settings)
+    hosts = [first, Workbench(tmp_path / "ws-b", settings), Workbench(tmp_path / "ws-c", settings)]
+    errors: list[BaseException] = []
+
+    def rebuild(wb: Workbench) -> None:
+        try:
+            for _ in range(3):
+                wb.graph.build()
+        except BaseException as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=rebuild, args=(wb,)) for wb in hosts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    stored = PgGraphSaves(first.stores.engine).save_id()
+    graphs = [wb.graph.current() for wb in hosts]
+    assert {g.save_id for g in graphs} == {stored}  # one save, whole, read by every host
+    assert all(edges(g) == edges(graphs[0]) and len(g) == first.catalog.chunk_count()
+               for g in graphs)
