@@ -8,7 +8,9 @@ broken links inside the generated Markdown views; `build` writes entries for sto
 that lack one (workspaces made before the archive existed), from the originals kept under
 `files/<doc_id>/`: re-parsed for page markers when the parser still yields the stored text,
 else the stored text is shown by the pages of its chunks. A document whose original is gone
-still gets its Markdown view (from the stored text), without a download link.
+still gets its Markdown view (from the stored text), without a download link. On PostgreSQL
+an original this host does not keep comes from the database (`Archive.stored_original`), and
+`ensure` builds the entry of a document another host stored when its view or original is read.
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ the graph settings changed, the saved files are torn (see `ContextGraph.load`) o
 since the last full build exceed `REBUILD_FRACTION` of the corpus (`graph_mode = "spec"`, the
 specs/002 construction, is rebuilt from every chunk after each change, as that spec says).
 Ingest, delete, reprocess and clear therefore need no graph code of their own: whoever asks
-next gets a graph that matches the catalog. Vectors come from Chroma, so nothing is re-embedded.
+next gets a graph that matches the catalog. Vectors come from the vector store, so nothing is
+re-embedded. On PostgreSQL each save is also stored in the database (`PgGraphSaves`) and
+every host reads that save, `graph/` being its local copy: one graph for all hosts, built by
+whichever host first finds it behind the catalog (docs/team.md).
 """
 
 from __future__ import annotations
