@@ -51,7 +51,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -94,6 +94,11 @@ class Archive:
         self.root = Path(root)
         self.owner = owner
         self.guarded = guarded
+        self.stored_original: Callable[[str], bytes | None] | None = None
+        """An original by its content hash from a store every host shares (PostgreSQL's
+        `PgOriginals.get`), for entries of documents whose original this host does not keep
+        under `files/` (another host ingested them); None: only the local files.
+        """
 
     # --- ownership -------------------------------------------------------------------------
 

@@ -8,7 +8,9 @@ broken links inside the generated Markdown views; `build` writes entries for sto
 that lack one (workspaces made before the archive existed), from the originals kept under
 `files/<doc_id>/`: re-parsed for page markers when the parser still yields the stored text,
 else the stored text is shown by the pages of its chunks. A document whose original is gone
-still gets its Markdown view (from the stored text), without a download link.
+still gets its Markdown view (from the stored text), without a download link. On PostgreSQL
+an original this host does not keep comes from the database (`Archive.stored_original`), and
+`ensure` builds the entry of a document another host stored when its view or original is read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
@@ -23,7 +26,7 @@ from urllib.parse import unquote
 from ragbench.archive.entry import ArchiveItem
 from ragbench.archive.folder import Archive, ArchiveError
 from ragbench.archive.paths import confined, normalize_uri
-from ragbench.models import Block
+from ragbench.models import Block, DocumentRecord
 from ragbench.store.catalog import Catalog
 
 _LINK = re.compile(r"\]\(((?:[^()\s]|\([^()\s]*\))+)\)")  # one level of (...) in a target
@@ -95,11 +98,29 @@ def _blocks_from_chunks(catalog: Catalog, doc_id: str) -> list[Block]:
     return blocks
 
 
+def _original(files_dir: Path, record: DocumentRecord,
+              stored_original: Callable[[str], bytes | None] | None,
+              ) -> tuple[Path | None, bytes | None]:
+    """A document's original: the file this host keeps under `files/<doc_id>/` (with its
+    path), else the one the shared store holds by content hash (no path), else none.
+    """
+    try:
+        path = confined(files_dir, record.doc_id, record.file_name)
+        if path.is_file():
+            return path, path.read_bytes()
+    except (OSError, ArchiveError):
+        pass
+    if stored_original is not None and record.file_hash:
+        return None, stored_original(record.file_hash)
+    return None, None
+
+
 def items_for(
-    catalog: Catalog, files_dir: Path, root_id: str
+    catalog: Catalog, files_dir: Path, root_id: str,
+    stored_original: Callable[[str], bytes | None] | None = None,
 ) -> tuple[list[ArchiveItem], list[str]]:
     """The archive items of a stored thread (root first, attachments in ingest order) and the
-    ids of documents whose original is not kept.
+    ids of documents whose original is neither kept here nor in `stored_original`.
     """
     from ragbench.parsers import parse_bytes
     from ragbench.parsers.base import ParseError
@@ -112,13 +133,7 @@ def items_for(
         if record is None:
             continue
         text = catalog.document_text(doc_id) or ""
-        data: bytes | None = None
-        original: Path | None = None
-        try:
-            original = confined(files_dir, doc_id, record.file_name)
-            data = original.read_bytes() if original.is_file() else None
-        except (OSError, ArchiveError):
-            data = None
+        original, data = _original(files_dir, record, stored_original)
         if data is None:
             without.append(doc_id)
         blocks: list[Block] | None = None
@@ -133,8 +148,7 @@ def items_for(
                 pass
         if blocks is None and record.status == "indexed":
             blocks = _blocks_from_chunks(catalog, doc_id)
-        items.append(ArchiveItem(record, text, blocks, data, seconds,
-                                 source=original if data is not None else None))
+        items.append(ArchiveItem(record, text, blocks, data, seconds, source=original))
     return items, without
 
 
@@ -161,7 +175,8 @@ def build(
     without: list[str] = []
     failed: list[dict[str, str]] = []
     for root_id in todo:
-        items, missing_originals = items_for(catalog, files_dir, root_id)
+        items, missing_originals = items_for(catalog, files_dir, root_id,
+                                             archive.stored_original)
         try:
             with archive.publishing(items), catalog.transaction() as tx:
                 for item in items:
@@ -179,6 +194,23 @@ def build(
         "failed": failed,
         "stray_entries_removed": archive.sweep(set(roots), min_age=60),
     }
+
+
+def ensure(catalog: Catalog, archive: Archive, files_dir: Path, uri: str) -> bool:
+    """Whether the file of archive `uri` (a document's view or original) exists, after
+    building its thread's entry when it is missing (a document another host stored: its
+    original comes from `archive.stored_original`). Only where other hosts store documents
+    (`stored_original` set): an embedded workspace's entries are all its own, and one missing
+    there is reported by `archive check`, not rebuilt by a view. A URI no document links is
+    not built.
+    """
+    if archive.exists(uri) or archive.stored_original is None:
+        return archive.exists(uri)
+    for row in catalog.archive_rows():
+        if uri in (row["archive_browse_uri"], row["archive_download_uri"]):
+            build(catalog, archive, files_dir, only=[row["root_doc_id"] or row["doc_id"]])
+            return archive.exists(uri)
+    return False
 
 
 def tree(catalog: Catalog) -> list[dict[str, Any]]:

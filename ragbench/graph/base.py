@@ -78,6 +78,8 @@ class GraphState:
         """Edges made and dropped by the changes since it was last reset (build resets it)."""
         self.termer = KeyTermer(top_n=self.params.key_terms)
         self.changed_since_build = 0  # chunks added or removed since the last full build
+        self.save_id: str | None = None
+        """The id of the save this graph was written as or loaded from (None: never saved)."""
         self._adjacency: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:

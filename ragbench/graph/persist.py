@@ -50,6 +50,7 @@ class GraphFiles(GraphState):
         with atomic_writer(directory / "arrays.npz", mode=0o600) as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
         write_atomic(directory / "nodes.json", json.dumps(meta, ensure_ascii=False), mode=0o600)
+        self.save_id = save_id
         return directory
 
     @classmethod
@@ -92,6 +93,7 @@ class GraphFiles(GraphState):
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise GraphError(f"{arr_path} is unreadable ({e}); rebuild the graph") from e
         graph._verify(directory, meta.get("save_id"), saved_id)
+        graph.save_id = saved_id
         return graph
 
     def _verify(self, directory: Path, meta_id: str | None, arrays_id: str | None) -> None:

@@ -7,7 +7,10 @@ the graph settings changed, the saved files are torn (see `ContextGraph.load`) o
 since the last full build exceed `REBUILD_FRACTION` of the corpus (`graph_mode = "spec"`, the
 specs/002 construction, is rebuilt from every chunk after each change, as that spec says).
 Ingest, delete, reprocess and clear therefore need no graph code of their own: whoever asks
-next gets a graph that matches the catalog. Vectors come from Chroma, so nothing is re-embedded.
+next gets a graph that matches the catalog. Vectors come from the vector store, so nothing is
+re-embedded. On PostgreSQL each save is also stored in the database (`PgGraphSaves`) and
+every host reads that save, `graph/` being its local copy: one graph for all hosts, built by
+whichever host first finds it behind the catalog (docs/team.md).
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from typing import Any
 import numpy as np
 
 from ragbench.config import Settings
+from ragbench.fileio import write_atomic
 from ragbench.graph.base import GRAPH_DIR
 from ragbench.graph.model import ContextGraph, GraphError, GraphNode, GraphParams
 from ragbench.models import GraphUpdate
 from ragbench.store.catalog import Catalog
+from ragbench.store.pggraph import GraphSave, PgGraphSaves
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +61,11 @@ class GraphService:
     """Loads, updates and saves one workspace's graph; caches it while the catalog agrees."""
 
     def __init__(self, workspace: Path, catalog: Catalog, vectors: Callable[[], Any],
-                 settings: Settings) -> None:
+                 settings: Settings, shared: PgGraphSaves | None = None) -> None:
         self.directory = workspace / GRAPH_DIR
         self.catalog = catalog
+        self.shared = shared
+        """PostgreSQL: the one graph every host reads (the local files are its cache)."""
         self._vectors = vectors
         self.params = params_from(settings)
         self._graph: ContextGraph | None = None
@@ -67,26 +74,24 @@ class GraphService:
         """Saves made by this service (a caller compares it before and after a change)."""
         self._lock = threading.RLock()  # the app shares one Workbench between sessions
         self._synced = ""  # catalog fingerprint at the last comparison with the graph
+        self._building_from = ""  # catalog fingerprint the graph being saved was made from
 
     def current(self, progress: Progress | None = None) -> ContextGraph:
         """The graph, updated to the catalog's chunks (built on first use)."""
         with self._lock:
             return self._current(progress)
 
-    def _current(self, progress: Progress | None) -> ContextGraph:
+    def _current(self, progress: Progress | None, fresh: bool = False) -> ContextGraph:
         graph = self._graph
+        shared_id = self.shared.save_id() if self.shared is not None else None
+        if graph is not None and self.shared is not None and graph.save_id != shared_id:
+            graph = None  # another host saved (or cleared) the graph since: read its save
         fingerprint = self.catalog.fingerprint()
         if graph is not None and fingerprint == self._synced:
             return graph  # the catalog has not changed since the last comparison: no id scan
-        if graph is None:
-            try:
-                graph = ContextGraph.load(self.directory)
-                if graph.params != self.params:
-                    graph = None  # settings changed: rebuild below
-            except GraphError as e:
-                if (self.directory / "nodes.json").exists():  # not merely absent: say why
-                    logger.warning("saved context graph not used, rebuilding: %s", e)
-                graph = None
+        if graph is None and not fresh:
+            graph = self._load(shared_id)
+        self._building_from = fingerprint
         stored = self.catalog.chunk_ids()
         started = time.perf_counter()
         if graph is None:
@@ -125,22 +130,64 @@ class GraphService:
         return graph
 
     def rebuild(self) -> ContextGraph:
-        """Build from scratch (fresh key-term frequencies), replacing the saved graph."""
+        """Build from scratch (fresh key-term frequencies), replacing the saved graph (on
+        PostgreSQL the one every host reads, when the build is saved).
+        """
         with self._lock:
             self._graph = None
             self._synced = ""
             shutil.rmtree(self.directory, ignore_errors=True)
-            return self._current(None)
+            return self._current(None, fresh=True)
 
     def clear(self) -> None:
-        """Forget the graph (used when the workspace is cleared)."""
+        """Forget the graph (used when the workspace is cleared; on PostgreSQL for every host)."""
         with self._lock:
             self._graph = None
             self._synced = ""
             shutil.rmtree(self.directory, ignore_errors=True)
+            if self.shared is not None:
+                self.shared.delete()
+
+    def _load(self, shared_id: str | None) -> ContextGraph | None:
+        """The saved graph if it can be used (None: build one).
+
+        Embedded: the files under `graph/`. PostgreSQL: the database's save (`shared_id`),
+        read from the local files when they hold that save, else fetched and written there
+        first; with no save in the database nothing local is trusted (another host cleared it).
+        """
+        if self.shared is not None and shared_id is None:
+            return None
+        try:
+            graph: ContextGraph | None = None
+            if (self.directory / "nodes.json").exists():
+                graph = ContextGraph.load(self.directory)
+            if self.shared is not None and (graph is None or graph.save_id != shared_id):
+                graph = self._fetch()
+            if graph is None:
+                return None
+        except GraphError as e:
+            logger.warning("saved context graph not used, rebuilding: %s", e)
+            return None
+        return graph if graph.params == self.params else None  # settings changed: rebuild
+
+    def _fetch(self) -> ContextGraph | None:
+        """The database's graph, written to the local files (its cache) and loaded."""
+        assert self.shared is not None
+        save = self.shared.fetch()
+        if save is None:
+            return None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.directory / "arrays.npz", save.arrays, mode=0o600)
+        write_atomic(self.directory / "nodes.json", save.nodes, mode=0o600)
+        return ContextGraph.load(self.directory)
 
     def _save(self, graph: ContextGraph, what: dict[str, Any], started: float) -> None:
         graph.save(self.directory)
+        if self.shared is not None and graph.save_id is not None:
+            self.shared.put(GraphSave(
+                save_id=graph.save_id, catalog_state=self._building_from,
+                arrays=(self.directory / "arrays.npz").read_bytes(),
+                nodes=(self.directory / "nodes.json").read_bytes()))
         what["edges"] = graph.edge_count()
         self.updates += 1
         what["seconds"] = round(time.perf_counter() - started, 3)

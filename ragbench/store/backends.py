@@ -56,6 +56,16 @@ class Stores:
 
         return PgOriginals(self.engine)
 
+    def graph_saves(self) -> Any:
+        """Where every host reads the context graph (`PgGraphSaves`, postgres), None for an
+        embedded workspace (its graph is only the files under `graph/`).
+        """
+        if self.backend != "postgres":
+            return None
+        from ragbench.store.pggraph import PgGraphSaves
+
+        return PgGraphSaves(self.engine)
+
     def database_lock(self) -> Any:
         """The workspace's `PgAdvisoryLock` (postgres), None for an embedded workspace."""
         if self.backend != "postgres":

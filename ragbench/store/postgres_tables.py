@@ -114,6 +114,11 @@ fts_stats = sa.Table(
     "fts_stats", metadata, sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("chunks", sa.BigInteger), sa.Column("words", sa.BigInteger),
 )
+graph_saves = sa.Table(
+    "graph_saves", metadata, sa.Column("id", sa.Integer, primary_key=True),
+    *(sa.Column(n, sa.Text) for n in ("save_id", "catalog_state", "saved_at")),
+    sa.Column("arrays", sa.LargeBinary), sa.Column("nodes", sa.LargeBinary),
+)
 
 
 CHUNK_COLUMNS = list(chunks.c)

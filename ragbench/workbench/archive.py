@@ -7,7 +7,7 @@ from __future__ import annotations
 from ragbench.archive.ops import build as archive_build
 from ragbench.archive.ops import check as archive_check
 from ragbench.archive.ops import tree as archive_tree
-from ragbench.workbench.areas import Area, read_original
+from ragbench.workbench.areas import Area, read_original, read_view
 from ragbench.workbench.results import ArchiveBuild, ArchiveCheck, ArchiveNode
 
 
@@ -31,8 +31,8 @@ class ArchiveArea(Area):
         return [ArchiveNode.model_validate(n) for n in archive_tree(self._wb.catalog)]
 
     def text(self, uri: str) -> str:
-        """A Markdown view by its `archive_browse_uri` (confined to the archive)."""
-        return self._wb.archive_folder.read_text(uri)
+        """A Markdown view by its `archive_browse_uri` (see `read_view`)."""
+        return read_view(self._wb, uri)
 
     def original(self, uri: str) -> bytes:
         """An archived original by its `archive_download_uri` (see `read_original`)."""

@@ -5,25 +5,37 @@ code in an area converts stage output into `ragbench.workbench.results` models a
 into the user-facing `RagbenchError` subclasses. If a method grows logic, that logic belongs in
 a stage. One module per area (`library`, `search`, `answers`, `graph`, `archive`,
 `maintenance`, `chats`, `reports`, `jobs`); this one holds what they share: the `Area` base,
-and reading an archived original or a cited passage from the workspace.
+and reading an archived view, original or cited passage from the workspace.
 """
 
 from __future__ import annotations
 
 from ragbench.answer import Source
 from ragbench.answer.saved import CitationTarget
+from ragbench.archive.ops import ensure
 from ragbench.errors import NotFoundError
 from ragbench.workbench.parts import WorkbenchParts
 from ragbench.workbench.passages import PassageView, passage_view
 
 
+def read_view(wb: WorkbenchParts, uri: str) -> str:
+    """A Markdown view by its `archive_browse_uri`, confined to the archive; on PostgreSQL the
+    entry of a document another host stored is built here first, from the database's original
+    (`ragbench.archive.ops.ensure`).
+    """
+    ensure(wb.catalog, wb.archive_folder, wb.files_dir, uri)
+    return wb.archive_folder.read_text(uri)
+
+
 def read_original(wb: WorkbenchParts, uri: str) -> bytes:
     """An archived original by its `archive_download_uri`, confined to the archive.
 
-    On PostgreSQL a document stored by another host has no file in this host's archive: its
-    original comes from the database (`PgOriginals`), by the document that has this download
-    URI. `NotFoundError` when neither has it.
+    On PostgreSQL a document stored by another host has no file in this host's archive until
+    its entry is built here (from the original in the database, `PgOriginals`); if it cannot
+    be, the original comes straight from the database, by the document that has this
+    download URI. `NotFoundError` when neither has it.
     """
+    ensure(wb.catalog, wb.archive_folder, wb.files_dir, uri)
     try:
         return wb.archive_folder.read_bytes(uri)
     except NotFoundError:
@@ -39,7 +51,7 @@ def open_passage(wb: WorkbenchParts, source: Source, target: CitationTarget) -> 
     """
     return passage_view(source, target,
                         document_text=wb.catalog.document_text,
-                        read_view=wb.archive_folder.read_text,
+                        read_view=lambda uri: read_view(wb, uri),
                         read_original=lambda uri: read_original(wb, uri),
                         workspace=wb.workspace)
 

@@ -130,6 +130,8 @@ class Workbench:
         )
         self.database_lock = self.stores.database_lock()
         self.originals = self.stores.originals()
+        if self.originals is not None:  # entries of documents another host stored
+            self.archive_folder.stored_original = self.originals.get
         self.ingestor.originals = self.originals
         self.ingestor.write_lock = self._store_step_lock
         self.ingestor.settings_ready = lambda: self.resolve_runtime(measure=True)
@@ -143,7 +145,8 @@ class Workbench:
             self.catalog, lambda: self.vectors, lambda: self.embedder, self.settings
         )
         self.graph_service = GraphService(
-            self.workspace, self.catalog, lambda: self.vectors, self.settings
+            self.workspace, self.catalog, lambda: self.vectors, self.settings,
+            shared=self.stores.graph_saves(),
         )
         self.retriever.graph = self._graph_if_any
         self.answerer = Answerer(self.retriever, self.settings,
