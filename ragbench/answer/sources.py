@@ -134,10 +134,10 @@ def time_span(start_ms: int | None, end_ms: int | None) -> str:
     return f"t={clock(start_ms)}" + (f"–{clock(end_ms)}" if end_ms is not None else "")
 
 
-def source_line(source: SourceLike, base: str = "", lens: bool = False) -> str:
-    """One specs/004 source line: `[n] Title | p.N | [View](..) | [Download](..)` (`lens`:
-    the lens after the page); a subtitle passage has its time range where a page would be
-    (`t=00:01:02–00:01:30`).
+def source_line_parts(source: SourceLike, base: str = "", lens: bool = False,
+                      ) -> tuple[str, list[tuple[str, str]]]:
+    """A source line's text, `[n] Title | p.N | t=.. | lens`, and its links as (name, URL)
+    pairs (View, Download), for a format that writes links its own way (Word).
     """
     bits = [f"[{source.number}] {label(source.title or source.sourceName or source.id or '')}"]
     if source.page:
@@ -147,11 +147,17 @@ def source_line(source: SourceLike, base: str = "", lens: bool = False) -> str:
     if lens and source.lens:
         bits.append(source.lens)
     view, download = source_links(source, base)
-    if view:
-        bits.append(f"[View]({view})")
-    if download:
-        bits.append(f"[Download]({download})")
-    return " | ".join(bits)
+    links = [(name, url) for name, url in (("View", view), ("Download", download)) if url]
+    return " | ".join(bits), links
+
+
+def source_line(source: SourceLike, base: str = "", lens: bool = False) -> str:
+    """One specs/004 source line: `[n] Title | p.N | [View](..) | [Download](..)` (`lens`:
+    the lens after the page); a subtitle passage has its time range where a page would be
+    (`t=00:01:02–00:01:30`).
+    """
+    text, links = source_line_parts(source, base, lens)
+    return " | ".join([text, *(f"[{name}]({url})" for name, url in links)])
 
 
 def chunk_id_line(source: SourceLike, lens: bool = False) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ragbench.answer.sources import label as _label
 from ragbench.answer.sources import source_line as _source_line
-from ragbench.answer.sources import source_links
+from ragbench.answer.sources import source_line_parts
 from ragbench.errors import InvalidRequestError
 from ragbench.reports.models import Report, ReportPart, Source
 
@@ -181,14 +181,11 @@ def to_docx(report: Report, link_base: str = "") -> bytes:
             doc.add_heading("Sources", level=3)
             for s in cited:
                 p = doc.add_paragraph()
-                head = f"[{s.number}] {_label(s.title or s.sourceName or s.id or '')}"
-                p.add_run(head + (f" | p.{s.page}" if s.page else "")
-                          + (f" | {s.lens}" if s.lens else ""))
-                view, download = source_links(s, link_base)
-                for name, url in (("View", view), ("Download", download)):
-                    if url:
-                        p.add_run(" | ")
-                        _hyperlink(p, url, name)
+                text, links = source_line_parts(s, link_base, lens=True)
+                p.add_run(text)
+                for name, url in links:
+                    p.add_run(" | ")
+                    _hyperlink(p, url, name)
         if part.current.references:
             doc.add_heading("References", level=3)
             numbers = _numbers(part)

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from ragbench.answer.sources import source_line_parts
 from ragbench.errors import InvalidRequestError, LLMError, NotFoundError
 from ragbench.models import SearchFilters
 from ragbench.reports.context import GenerationOptions, format_context, gather
@@ -300,6 +301,13 @@ def test_exports_parse(service):
     body = "\n".join(p.text for p in doc.paragraphs)
     assert "2. Priorities and timeline" in body and "References" in body
     assert "Q3 2026" in body
+    # Word's source lines are the Markdown ones (one formatter), links as hyperlinks
+    cited = [s for s in report.parts[1].current.sources if s.cited]
+    assert cited
+    for source in cited:
+        text, links = source_line_parts(source, lens=True)
+        assert f"- {text} | [View]({links[0][1]})" in md
+        assert any(p.text.startswith(text) for p in doc.paragraphs), text
     assert Report.model_validate_json(export(report, "json")) == report
     essay = json.loads(export(report, "essay"))
     assert essay == json.loads(json.dumps(to_essay(report)))
