@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from ragbench.fileio import atomic_writer, is_atomic_temp, write_atomic
+from ragbench.fileio import atomic_path, atomic_writer, is_atomic_temp, write_atomic
 
 pytestmark = pytest.mark.unit
 
@@ -53,3 +53,16 @@ def test_original_file_passes_over_a_stopped_write(tmp_path):
     (tmp_path / ".pending").touch()
     (tmp_path / ".report.pdf.0123456789ab.tmp").write_bytes(b"%P")
     assert original_file(tmp_path) == tmp_path / "report.pdf"
+
+
+def test_atomic_path_renames_on_success_and_removes_on_failure(tmp_path):
+    target = tmp_path / "model.onnx"
+    with atomic_path(target) as tmp:
+        assert tmp.parent == tmp_path and is_atomic_temp(tmp.name) and not target.exists()
+        tmp.write_bytes(b"new")
+    assert target.read_bytes() == b"new"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_bytes(b"half")
+        raise RuntimeError("exporter died")
+    assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == [
+        "model.onnx"]

@@ -19,15 +19,13 @@ per-window encoder differs. Vectors are L2-normalised as with torch.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
-import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
@@ -40,7 +38,7 @@ from ragbench.embeddings.windowing import (
     split_windows,
 )
 from ragbench.errors import EmbeddingError
-from ragbench.fileio import write_atomic
+from ragbench.fileio import atomic_path, write_atomic
 
 __all__ = ["CACHE_ENV", "OnnxEmbedder", "cache_root", "ensure_onnx_model"]
 
@@ -109,21 +107,8 @@ def _valid(directory: Path) -> bool:
         return False
 
 
-@contextlib.contextmanager
-def _temp_path(directory: Path, suffix: str) -> Iterator[Path]:
-    """A fresh temporary file name in `directory`, removed afterwards if still there."""
-    fd, name = tempfile.mkstemp(dir=directory, prefix=".partial-", suffix=suffix)
-    os.close(fd)
-    path = Path(name)
-    try:
-        yield path
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _publish(directory: Path, built: Path) -> None:
-    """Move `built` into place as the model, then write its manifest (both atomically)."""
-    os.replace(built, directory / MODEL_FILE)
+def _write_manifest(directory: Path) -> None:
+    """Record the model file's size and sha256 beside it (atomically)."""
     model = directory / MODEL_FILE
     info = {"size": model.stat().st_size, "sha256": _sha256(model)}
     write_atomic(directory / MANIFEST_FILE, json.dumps(info), mode=0o600)
@@ -215,13 +200,13 @@ def ensure_onnx_model(model_name: str, runtime: str = "onnx") -> tuple[Path, boo
     try:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / MANIFEST_FILE).unlink(missing_ok=True)
-        with _temp_path(directory, ".onnx") as tmp:
+        with atomic_path(directory / MODEL_FILE) as tmp:
             if runtime == "onnx":
                 _export_fp32(model_name, tmp)
             else:
                 fp32, _ = ensure_onnx_model(model_name, "onnx")
                 _quantize(fp32, tmp)
-            _publish(directory, tmp)
+        _write_manifest(directory)
     except EmbeddingError:
         raise
     except Exception as e:  # noqa: BLE001 - export failures all mean the same to the user

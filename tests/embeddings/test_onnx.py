@@ -15,6 +15,7 @@ import ragbench.embeddings.onnx as onnx_mod
 from ragbench.config import Settings, load_settings
 from ragbench.embeddings.embedders import SentenceTransformerEmbedder, make_embedder
 from ragbench.errors import EmbeddingError
+from ragbench.fileio import is_atomic_temp
 from ragbench.ingest.versioning import decide, model_id_of, signature_of
 from ragbench.models import DocumentRecord
 from ragbench.store.schema import CURRENT_INGEST_VERSION
@@ -117,7 +118,9 @@ def test_cache_hit_does_not_export_again(fake_export):
     again, built_again = onnx_mod.ensure_onnx_model("all-MiniLM-L6-v2")
     assert (built, built_again, again, len(fake_export)) == (True, False, path, 1)
     assert path.read_bytes() == b"model-1"
-    assert not [p for p in path.parent.iterdir() if p.name.startswith(".partial")]
+    assert not [p for p in path.parent.iterdir() if is_atomic_temp(p.name)]
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted(
+        [onnx_mod.MODEL_FILE, onnx_mod.MANIFEST_FILE])
 
 
 @pytest.mark.unit
