@@ -63,12 +63,16 @@ def archive_safe_name(name: str, fallback: str = "file") -> str:
     """
     text = unicodedata.normalize("NFC", str(name))
     text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
-    text = text.replace("\\", "/").rstrip("/ ").split("/")[-1]
-    text = _UNSAFE.sub("_", text)
+    text = _UNSAFE.sub("_", last_component(text))
     text = re.sub(r"\s+", " ", text).strip().lstrip(". ").rstrip(". ")
     if not text or set(text) <= {"_", "."}:
         text = fallback
     return truncate_name(text, MAX_NAME_BYTES)
+
+
+def last_component(name: str) -> str:
+    """The last component of a path written with `/` or a backslash (trailing ones ignored)."""
+    return name.replace("\\", "/").rstrip("/ ").split("/")[-1]
 
 
 def truncate_name(name: str, limit: int) -> str:

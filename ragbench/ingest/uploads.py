@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from ragbench.archive.paths import last_component, truncate_name
 from ragbench.ids import file_hash
 from ragbench.models import FileResult
 from ragbench.parsers import SUPPORTED_EXTENSIONS
@@ -31,23 +32,17 @@ def safe_file_name(name: str, fallback: str = "file") -> str:
 
     Names come from attachments and API callers, so they may be `..`, carry a path, control
     characters (an RFC 2231 `%00` decodes to NUL) or run past the file system's 255 bytes.
-    Like the archive's `archive_safe_name`, this keeps the last path component, drops control
-    characters, strips leading dots and spaces (no `..`, no hidden files) and cuts the name to
-    `MAX_STORED_NAME_BYTES` keeping a short extension; unlike it, ordinary punctuation stays,
-    so the source ids of existing attachments do not change. Empty becomes `fallback`.
+    Like the archive's `archive_safe_name` (with its `last_component` and `truncate_name`),
+    this keeps the last path component, drops control characters, strips leading dots and
+    spaces (no `..`, no hidden files) and cuts the name to `MAX_STORED_NAME_BYTES` keeping a
+    short extension; unlike it, ordinary punctuation stays, so the source ids of existing
+    attachments do not change. Empty becomes `fallback`.
     """
     text = "".join(ch for ch in str(name) if unicodedata.category(ch) != "Cc")
-    text = text.replace("\\", "/").rstrip("/ ").split("/")[-1]
-    text = text.strip().lstrip(". ").rstrip(" ")
+    text = last_component(text).strip().lstrip(". ").rstrip(" ")
     if not text.strip("."):
         return fallback
-    if len(text.encode("utf-8")) > MAX_STORED_NAME_BYTES:
-        stem, dot, ext = text.rpartition(".")
-        keep = "." + ext if dot and stem and 0 < len(ext) <= 16 else ""
-        budget = MAX_STORED_NAME_BYTES - len(keep.encode("utf-8"))
-        cut = (stem if keep else text).encode("utf-8")[:budget].decode("utf-8", "ignore")
-        text = cut.rstrip(" .") + keep
-    return text or fallback
+    return truncate_name(text, MAX_STORED_NAME_BYTES)
 
 
 def upload_safe_name(name: str) -> str:
