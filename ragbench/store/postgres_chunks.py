@@ -131,9 +131,12 @@ class PgChunks(PgBase):
         terms = query_terms(query)
         if not terms:
             return []
-        with self.engine.connect() as conn:
-            postings, contribution = postgres_fts.bm25_scores(terms)
-            score = sa.func.sum(contribution).label("score")
+        with self.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
+            weights, average = postgres_fts.query_weights(conn, terms)
+            if not weights:
+                return []
+            postings = postgres_fts.scored_postings(weights, average)
+            score = sa.func.sum(postings.c.contribution).label("score")
             where = [*self._filters(filters, lens), documents.c.status == "indexed"]
             if level == "chunk" and len(where) == 1:  # rank the postings alone, then look up
                 best = (sa.select(postings.c.chunk_rowid, score).group_by(postings.c.chunk_rowid)

@@ -14,12 +14,14 @@ embedded backend's. This module keeps the index FTS5 keeps, in two tables:
 
 A chunk's score is FTS5's `bm25()`: the sum over the query's words (a word said twice counts
 twice) of idf × tf × (k1 + 1) / (tf + k1 × (1 − b + b × length / avglength)), with
-idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6, k1 = 1.2, b = 0.75. The document
-frequencies are counted from the same postings the query reads, so they cost no extra scan.
+idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6, k1 = 1.2, b = 0.75. A query
+reads the statistics and its words' document frequencies (counted from the covering index)
+first, then sums the weighted postings per chunk, all in one REPEATABLE READ snapshot.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -129,32 +131,36 @@ def document_frequencies(conn: sa.Connection, terms: Sequence[str]) -> dict[str,
     return {t: found.get(t, 0) for t in terms}
 
 
-def bm25_scores(terms: dict[str, int]) -> tuple[sa.Subquery, sa.ColumnElement[Any]]:
-    """The postings of the query's words (`terms`: word -> times said) as a subquery with
-    `chunk_rowid`, and the BM25 contribution of one posting row, to be summed per chunk.
-
-    The subquery carries each row's word's document frequency (`df`, a window count over the
-    same rows), so the idf needs no second scan; N and the average length are read from
-    `fts_stats` in the same statement, so all three come from one snapshot even while other
-    transactions write.
+def query_weights(conn: sa.Connection, terms: dict[str, int]) -> tuple[dict[str, float], float]:
+    """Each query word's weight (times said × idf; words no chunk holds left out) and the
+    chunks' average length, read on `conn` (one snapshot when it is REPEATABLE READ).
     """
-    query = sa.values(sa.column("term", sa.Text), sa.column("said", sa.Integer),
-                      name="query_terms").data(list(terms.items()))
-    postings = (sa.select(chunk_terms.c.chunk_rowid, chunk_terms.c.tf, chunk_terms.c.length,
-                          query.c.said,
-                          sa.func.count().over(partition_by=chunk_terms.c.term).label("df"))
-                .join(query, query.c.term == chunk_terms.c.term).subquery("postings"))
-    one = fts_stats.c.id == 1
-    n = sa.select(sa.cast(fts_stats.c.chunks, sa.Float)).where(one).scalar_subquery()
-    average = sa.select(sa.cast(fts_stats.c.words, sa.Float)
-                        / sa.func.greatest(fts_stats.c.chunks, 1)).where(one).scalar_subquery()
-    def real(x: float) -> sa.ColumnElement[float]:  # float8, not numeric, arithmetic
-        return sa.literal(x, sa.Float)
+    count, words = conn.execute(sa.select(fts_stats.c.chunks, fts_stats.c.words)
+                                .where(fts_stats.c.id == 1)).one()
+    frequencies = document_frequencies(conn, list(terms))
+    weights = {}
+    for term, said in terms.items():
+        df = frequencies[term]
+        if df:
+            n = max(int(count), df)  # never below df, even were the two read apart
+            weights[term] = said * max(math.log((n - df + 0.5) / (df + 0.5)), MIN_IDF)
+    return weights, (int(words) / int(count) if count else 0.0)
 
-    df = sa.cast(postings.c.df, sa.Float)
-    tf = sa.cast(postings.c.tf, sa.Float)
-    idf = sa.func.greatest(sa.func.ln((n - df + real(0.5)) / (df + real(0.5))), real(MIN_IDF))
-    norm = real(K1) * (real(1 - B) + real(B) * sa.cast(postings.c.length, sa.Float)
-                       / sa.func.greatest(average, real(1e-9)))
-    contribution = postings.c.said * idf * tf * real(K1 + 1) / (tf + norm)
-    return postings, contribution
+
+_SCORED_POSTINGS = sa.text(
+    "SELECT p.chunk_rowid, q.weight * p.tf * :k1_plus_1 "
+    "/ (p.tf + :k1 * (:one_minus_b + :b * p.length / :average)) AS contribution "
+    "FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) AS q(term, weight) "
+    "JOIN chunk_terms p ON p.term = q.term"
+).columns(sa.column("chunk_rowid", sa.BigInteger), sa.column("contribution", sa.Float))
+
+
+def scored_postings(weights: dict[str, float], average: float) -> sa.Subquery:
+    """Every posting of the weighted words with its BM25 contribution (`chunk_rowid`,
+    `contribution`), to be summed per chunk. The words and weights travel as two array
+    parameters, so the statement's text, and SQLAlchemy's compiled form, is the same for
+    every query.
+    """
+    return _SCORED_POSTINGS.bindparams(
+        terms=list(weights), weights=list(weights.values()), k1_plus_1=K1 + 1, k1=K1,
+        one_minus_b=1 - B, b=B, average=max(average, 1e-9)).subquery("postings")
