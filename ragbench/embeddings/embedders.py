@@ -246,6 +246,9 @@ class CachedEmbedder:
         self.misses += len(missing)
         if missing:
             by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
+            # in order of length, so each call holds texts of like length and the model pads
+            # little even when the texts are many more than one call
+            missing.sort(key=lambda h: len(by_hash[h]))
             step = 256  # large calls let the model sort by length and pad less
             for i in range(0, len(missing), step):
                 batch = missing[i : i + step]

@@ -39,10 +39,12 @@ from ragbench.store.schema import CURRENT_INGEST_VERSION
 
 logger = logging.getLogger(__name__)
 
-GROUP_FILES = 256
+GROUP_FILES = 1024
 """Files planned, embedded and stored together (see `Library.ingest_items`)."""
 GROUP_CHUNKS = 2048
 """A group also ends when its files hold this many chunks (bounds memory for long files)."""
+GROUP_BYTES = 256 * 2**20
+"""A group also ends when its files' bytes reach this (bounds memory for large files)."""
 
 
 class Library(LibraryBase):
@@ -179,8 +181,8 @@ class Library(LibraryBase):
         """Plan files in groups, embed each group's chunks in one batch, then store each file.
 
         `items` is iterated once, in order: a generator that reads each file when asked keeps
-        at most one group of files (`group` files or `group_chunks` chunks, by default
-        `GROUP_FILES` and `GROUP_CHUNKS`) in memory. Large
+        at most one group of files (`group` files, `group_chunks` chunks or `GROUP_BYTES` of
+        file data; by default `GROUP_FILES` and `GROUP_CHUNKS`) in memory. Large
         groups matter for short documents: the model pads each batch to its longest text, and
         only a large batch lets it sort texts by length first (docs/benchmarks.md, "Ingest").
         `total` (for progress) is `len(items)` when not given.
@@ -191,6 +193,7 @@ class Library(LibraryBase):
         seen: set[tuple[str, str]] = set()
         plans: list[Planned | list[FileResult]] = []
         sources: set[str] = set()
+        held = [0, 0]  # chunks and bytes of the group's planned files
         done: list[str] = []
         if total is None:
             total = len(items) if isinstance(items, Sized) else 0
@@ -219,6 +222,7 @@ class Library(LibraryBase):
                     self.ingestor.unstage(staged)
             plans.clear()
             sources.clear()
+            held[:] = [0, 0]
 
         for planned, item in enumerate(items, 1):
             if progress:  # stage events: parse (parsed and chunked), embed, index, per file
@@ -238,12 +242,16 @@ class Library(LibraryBase):
                                          doc_id=compute_doc_id(*key),
                                          reason="duplicate in this batch")])
                 continue
-            chunks = sum(len(u.chunks) for p in plans if isinstance(p, Planned) for u in p.units)
-            if source_id in sources or len(plans) >= group or chunks >= group_chunks:
+            if (source_id in sources or len(plans) >= group or held[0] >= group_chunks
+                    or held[1] >= GROUP_BYTES):
                 flush()  # a new version of a source planned in this group: store that first
             seen.add(key)
             sources.add(source_id)
-            plans.append(self.ingestor.plan(data, name, source_id, lens, shown, metadata))
+            plan = self.ingestor.plan(data, name, source_id, lens, shown, metadata)
+            if isinstance(plan, Planned):
+                held[0] += sum(len(u.chunks) for u in plan.units)
+                held[1] += sum(len(u.data) for u in plan.units)
+            plans.append(plan)
         if progress and total:
             progress("parse", total, total)
         flush()
