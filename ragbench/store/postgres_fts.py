@@ -1,8 +1,8 @@
 """BM25 full-text search of the PostgreSQL catalog, scored as SQLite FTS5 scores it.
 
-PostgreSQL has no BM25 of its own (`ts_rank` normalises term frequency by log length and has
-no document frequency), so rankings on long natural-language requests differed from the
-embedded backend's. This module keeps the index FTS5 keeps, in two tables:
+PostgreSQL has no BM25 of its own (`ts_rank` normalises term frequency by log length and knows
+no document frequency), so, for both backends to rank alike, this module keeps the index FTS5
+keeps, in two tables:
 
 - `chunk_terms`: one posting per (word, chunk) with the word's count in the chunk (`tf`) and
   the chunk's length in words (`length`), the words being those of `lexical.index_text` (the
