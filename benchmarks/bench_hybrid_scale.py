@@ -25,7 +25,11 @@ centres. PostgreSQL is a private PostgreSQL 16 + pgvector 0.6.2 (pgserver, the d
 temporary folder; the embedded store is a temporary workspace folder. Not run by the tests.
 
     python benchmarks/bench_hybrid_scale.py [--sizes 10000 100000] [--queries 200]
-        [--backends postgres embedded] [--text-only-sizes 1000000]
+        [--backends postgres embedded] [--text-only-sizes 1000000] [--bulk-sizes 1000000]
+
+`--bulk-sizes` loads those sizes' PostgreSQL vectors with `PgVectors.load` (binary COPY, then
+one in-memory parallel HNSW build, `maintenance_work_mem` BUILD_MEMORY_MB) instead of
+`upsert`, which grows the index row by row: how a large workspace is first filled.
 
 `--text-only-sizes` builds those sizes without vectors and measures full-text search alone
 (`fts_ms`): the part of hybrid search that grows with the collection's words, at sizes whose
@@ -55,6 +59,8 @@ DIM = 384
 CHUNKS_PER_DOC = 100
 DOCS_PER_TX = 20
 PASSAGE_WORDS = 60
+BUILD_MEMORY_MB = 4096
+"""`maintenance_work_mem` of a bulk HNSW build (1M 384-dimensional vectors: about 2 GB)."""
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -101,9 +107,10 @@ class Data:
                                   + spread * rng.normal(size=(queries, DIM))).astype(np.float32)
 
 
-def build(catalog: Any, vectors: Any, data: Data) -> dict[str, float]:
+def build(catalog: Any, vectors: Any, data: Data, bulk: bool = False) -> dict[str, Any]:
     """Write every chunk through the catalog and every vector through the store (no vectors
-    when `vectors` is None: a text-only size).
+    when `vectors` is None: a text-only size); `bulk` loads the vectors with
+    `PgVectors.load` (COPY, then the HNSW index built once) instead of `upsert`.
     """
     from ragbench.models import Chunk, DocumentRecord
 
@@ -138,14 +145,20 @@ def build(catalog: Any, vectors: Any, data: Data) -> dict[str, float]:
     if vectors is None:
         return {"catalog_s": round(catalog_s, 1)}
     start = time.perf_counter()
-    for i in range(0, n, 2000):
-        vectors.upsert(data.ids[i:i + 2000], data.vectors[i:i + 2000],
-                       [{"lens": data.lenses[j], "chunk_type": "text",
-                         "doc_id": f"d{j // CHUNKS_PER_DOC:07d}"}
-                        for j in range(i, min(n, i + 2000))])
+    batches = ((data.ids[i:i + 2000], data.vectors[i:i + 2000],
+                [{"lens": data.lenses[j], "chunk_type": "text",
+                  "doc_id": f"d{j // CHUNKS_PER_DOC:07d}"} for j in range(i, min(n, i + 2000))])
+               for i in range(0, n, 2000))
+    if bulk:
+        vectors.load(batches, build_memory_mb=BUILD_MEMORY_MB)
+    else:
+        for batch in batches:
+            vectors.upsert(*batch)
     vectors_s = time.perf_counter() - start
     return {"catalog_s": round(catalog_s, 1), "vectors_s": round(vectors_s, 1),
-            "build_s": round(catalog_s + vectors_s, 1)}
+            "build_s": round(catalog_s + vectors_s, 1),
+            "vector_write": "PgVectors.load (COPY, HNSW built once)" if bulk
+            else "VectorStore.upsert, 2000 a call"}
 
 
 class StubEmbedder:
@@ -196,7 +209,8 @@ def measure(catalog: Any, vectors: Any, data: Data) -> dict[str, Any]:
     return out
 
 
-def run_postgres(url: str, data: Data, size: int, text_only: bool) -> dict[str, Any]:
+def run_postgres(url: str, data: Data, size: int, text_only: bool,
+                 bulk: bool = False) -> dict[str, Any]:
     import sqlalchemy as sa
 
     from ragbench.store.pgvectors import PgVectors
@@ -208,7 +222,7 @@ def run_postgres(url: str, data: Data, size: int, text_only: bool) -> dict[str, 
     try:
         catalog = PgCatalog(engine, schema)
         vectors = None if text_only else PgVectors(engine, schema)
-        out: dict[str, Any] = build(catalog, vectors, data)
+        out: dict[str, Any] = build(catalog, vectors, data, bulk)
         # after a bulk load, as autovacuum would soon do: statistics, and the visibility map
         # that lets the postings be read from their covering index alone
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -254,6 +268,9 @@ def main() -> None:
     parser.add_argument("--text-only-sizes", type=int, nargs="*", default=[],
                         help="sizes built without vectors, measuring full-text search alone "
                              "(where 2 cores cannot build the HNSW index in reasonable time)")
+    parser.add_argument("--bulk-sizes", type=int, nargs="*", default=[],
+                        help="sizes whose PostgreSQL vectors go in by PgVectors.load (COPY, "
+                             "then one HNSW build) instead of upsert")
     parser.add_argument("--backends", nargs="+", default=["postgres", "embedded"],
                         choices=["postgres", "embedded"])
     args = parser.parse_args()
@@ -267,7 +284,8 @@ def main() -> None:
                        "embeddings of the text)",
             "queries": f"{args.queries} SciFact query texts with random query vectors",
             "write_path": "Catalog.insert_document in Catalog.transaction (20 docs x 100 "
-                          "chunks per transaction) + VectorStore.upsert (2000 per call)"},
+                          "chunks per transaction) + VectorStore.upsert (2000 per call; "
+                          "PgVectors.load for --bulk-sizes)"},
         "sizes": {}}
     server = None
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
@@ -286,7 +304,7 @@ def main() -> None:
                     if backend == "postgres":
                         assert server is not None
                         entry[backend] = run_postgres(server.get_uri(), data, size,
-                                                      text_only)
+                                                      text_only, size in args.bulk_sizes)
                     else:
                         entry[backend] = run_embedded(Path(tmp) / f"embedded_{size}", data,
                                                       text_only)

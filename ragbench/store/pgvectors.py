@@ -21,12 +21,13 @@ no-op) and a write is visible to every replica at its commit.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
 from pgvector.sqlalchemy import VECTOR
+from psycopg.types.json import Jsonb
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -116,6 +117,51 @@ class PgVectors:
         for i in range(0, len(rows), 1000):
             conn.execute(statement, rows[i : i + 1000])
 
+    def load(self, batches: Iterable[tuple[Sequence[str], np.ndarray,
+                                           Sequence[Mapping[str, Any]]]],
+             build_memory_mb: int = 1024) -> int:
+        """Fill an empty store with many vectors (ids, vectors, metadatas per batch) in one
+        transaction, and say how many were written.
+
+        The rows go in by binary COPY with no index, then the HNSW index is built once over
+        all of them, in memory while the graph fits `build_memory_mb` and with PostgreSQL's
+        parallel maintenance workers: many times faster than `upsert`, which grows the index
+        row by row. A store that already holds vectors is refused (StoreError): the bulk path
+        is for a new workspace or a copied one, where nothing can be overwritten.
+        """
+        from pgvector.psycopg import register_vector
+
+        written, dim = 0, None
+        with self.engine.begin() as conn:
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(current_schema()))"))
+            if conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one():
+                raise StoreError(f"the vector store of workspace schema {self.schema!r} is not "
+                                 "empty: bulk loading is for an empty store (use upsert)")
+            for name in _hnsw_indexes(conn):
+                conn.execute(sa.text(f'DROP INDEX "{name}"'))
+            raw: Any = conn.connection.driver_connection  # the psycopg connection
+            register_vector(raw)
+            with raw.cursor() as cursor, cursor.copy(
+                    "COPY chunk_vectors (chunk_id, embedding, doc_id, lens, chunk_type, metadata)"
+                    " FROM STDIN WITH (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "vector", "text", "text", "text", "jsonb"])
+                for ids, vectors, metadatas in batches:
+                    data = np.asarray(vectors, dtype=np.float32)
+                    if dim is not None and data.shape[1] != dim:
+                        raise StoreError(f"vectors of {data.shape[1]} and {dim} dimensions "
+                                         "in one load")
+                    dim = int(data.shape[1])
+                    for chunk_id, vector, meta in zip(ids, data, metadatas, strict=True):
+                        flat = flat_metadata(meta)
+                        copy.write_row([chunk_id, vector, *(flat.get(c) for c in _COLUMNS),
+                                        Jsonb(flat)])
+                    written += len(ids)
+            if dim is not None:
+                conn.execute(sa.text(
+                    f"SET LOCAL maintenance_work_mem = '{int(build_memory_mb)}MB'"))
+                self._ensure_index(conn, dim)
+        return written
+
     def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
         """Replace the metadata of stored vectors (the vectors themselves stay)."""
         rows = []
@@ -197,12 +243,16 @@ class PgVectors:
         with self.engine.begin() as conn:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(current_schema()))"))
             conn.execute(sa.delete(table))
-            names = conn.execute(sa.text(
-                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
-                "AND tablename = 'chunk_vectors' AND indexname LIKE 'chunk_vectors_hnsw_%'"
-            )).scalars().all()
-            for name in names:
+            for name in _hnsw_indexes(conn):
                 conn.execute(sa.text(f'DROP INDEX "{name}"'))
+
+
+def _hnsw_indexes(conn: sa.Connection) -> list[str]:
+    """The names of the workspace's HNSW indexes (one per dimension ever stored)."""
+    return list(conn.execute(sa.text(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+        "AND tablename = 'chunk_vectors' AND indexname LIKE 'chunk_vectors_hnsw_%'"
+    )).scalars().all())
 
 
 def _conditions(where: Mapping[str, Any]) -> list[sa.ColumnElement[bool]]:

@@ -132,19 +132,18 @@ class PgChunks(PgBase):
         if not terms:
             return []
         with self.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
-            weights, average = postgres_fts.query_weights(conn, terms)
+            weights, average, frequencies = postgres_fts.query_weights(conn, terms)
             if not weights:
                 return []
-            postings = postgres_fts.scored_postings(weights, average)
-            score = sa.func.sum(postings.c.contribution).label("score")
             where = [*self._filters(filters, lens), documents.c.status == "indexed"]
             if level == "chunk" and len(where) == 1:  # rank the postings alone, then look up
-                best = (sa.select(postings.c.chunk_rowid, score).group_by(postings.c.chunk_rowid)
-                        .order_by(sa.desc("score"), postings.c.chunk_rowid).limit(k).subquery())
-                statement = (sa.select(chunks.c.chunk_id, best.c.score)
-                             .join(best, best.c.chunk_rowid == chunks.c.rowid)
-                             .order_by(best.c.score.desc(), chunks.c.chunk_id))
-                return [(r.chunk_id, float(r.score)) for r in conn.execute(statement)]
+                best = postgres_fts.top_chunks(conn, weights, frequencies, average, k)
+                ids = dict(conn.execute(sa.select(chunks.c.rowid, chunks.c.chunk_id).where(
+                    chunks.c.rowid.in_([rowid for rowid, _ in best]))).tuples().all())
+                return sorted(((ids[rowid], score) for rowid, score in best if rowid in ids),
+                              key=lambda hit: (-hit[1], hit[0]))
+            postings = postgres_fts.scored_postings(weights, average)
+            score = sa.func.sum(postings.c.contribution).label("score")
             scored = (sa.select(chunks.c.chunk_id, chunks.c.doc_id, score)
                       .select_from(postings.join(chunks, chunks.c.rowid == postings.c.chunk_rowid)
                                    .join(documents))

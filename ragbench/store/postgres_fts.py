@@ -39,6 +39,8 @@ MIN_IDF = 1e-6
 """FTS5's floor for the idf of a word in more than half the chunks."""
 BATCH = 500
 """Chunks read per round when the index is rebuilt."""
+FIRST_POSTINGS = 20_000
+"""How many postings the first round of `top_chunks` reads at most past its rarest word."""
 
 
 def chunk_words(text: str) -> tuple[int, Counter[str]]:
@@ -131,9 +133,11 @@ def document_frequencies(conn: sa.Connection, terms: Sequence[str]) -> dict[str,
     return {t: found.get(t, 0) for t in terms}
 
 
-def query_weights(conn: sa.Connection, terms: dict[str, int]) -> tuple[dict[str, float], float]:
-    """Each query word's weight (times said × idf; words no chunk holds left out) and the
-    chunks' average length, read on `conn` (one snapshot when it is REPEATABLE READ).
+def query_weights(conn: sa.Connection, terms: dict[str, int]
+                  ) -> tuple[dict[str, float], float, dict[str, int]]:
+    """Each query word's weight (times said × idf; words no chunk holds left out), the
+    chunks' average length and each word's document frequency, read on `conn` (one snapshot
+    when it is REPEATABLE READ).
     """
     count, words = conn.execute(sa.select(fts_stats.c.chunks, fts_stats.c.words)
                                 .where(fts_stats.c.id == 1)).one()
@@ -144,12 +148,14 @@ def query_weights(conn: sa.Connection, terms: dict[str, int]) -> tuple[dict[str,
         if df:
             n = max(int(count), df)  # never below df, even were the two read apart
             weights[term] = said * max(math.log((n - df + 0.5) / (df + 0.5)), MIN_IDF)
-    return weights, (int(words) / int(count) if count else 0.0)
+    return weights, (int(words) / int(count) if count else 0.0), frequencies
 
 
-_SCORED_POSTINGS = sa.text(
-    "SELECT p.chunk_rowid, q.weight * p.tf * :k1_plus_1 "
-    "/ (p.tf + :k1 * (:one_minus_b + :b * p.length / :average)) AS contribution "
+_CONTRIBUTION = ("q.weight * p.tf * :k1_plus_1 "
+                 "/ (p.tf + :k1 * (:one_minus_b + :b * p.length / :average))")
+"""A posting's BM25 contribution in SQL (posting `p`, weighted query word `q`)."""
+_SCORED_POSTINGS = sa.text(  # constant SQL: every value is a bound parameter
+    f"SELECT p.chunk_rowid, {_CONTRIBUTION} AS contribution "  # noqa: S608
     "FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) AS q(term, weight) "
     "JOIN chunk_terms p ON p.term = q.term"
 ).columns(sa.column("chunk_rowid", sa.BigInteger), sa.column("contribution", sa.Float))
@@ -164,3 +170,76 @@ def scored_postings(weights: dict[str, float], average: float) -> sa.Subquery:
     return _SCORED_POSTINGS.bindparams(
         terms=list(weights), weights=list(weights.values()), k1_plus_1=K1 + 1, k1=K1,
         one_minus_b=1 - B, b=B, average=max(average, 1e-9)).subquery("postings")
+
+
+_PRUNED = sa.text(  # constant SQL: every value is a bound parameter
+    "WITH q AS (SELECT term, weight, term = ANY(CAST(:essential AS text[])) AS essential "  # noqa: S608
+    "FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) AS q(term, weight)), "
+    f"partial AS (SELECT p.chunk_rowid, sum({_CONTRIBUTION}) AS score "
+    "FROM q JOIN chunk_terms p ON p.term = q.term WHERE q.essential GROUP BY p.chunk_rowid), "
+    "floor AS (SELECT greatest(:floor, coalesce((SELECT score FROM partial "
+    "ORDER BY score DESC OFFSET :k - 1 LIMIT 1), 0)) AS theta) "
+    "SELECT s.chunk_rowid, s.score + coalesce((SELECT sum("
+    f"{_CONTRIBUTION}) FROM q JOIN chunk_terms p ON p.term = q.term "
+    "AND p.chunk_rowid = s.chunk_rowid WHERE NOT q.essential), 0) AS score, f.theta "
+    "FROM partial s, floor f WHERE s.score + :rest_bound >= f.theta "
+    "ORDER BY score DESC, s.chunk_rowid LIMIT :k"
+).columns(sa.column("chunk_rowid", sa.BigInteger), sa.column("score", sa.Float),
+          sa.column("theta", sa.Float))
+
+
+def top_chunks(conn: sa.Connection, weights: dict[str, float], frequencies: dict[str, int],
+               average: float, k: int) -> list[tuple[int, float]]:
+    """The `k` best chunks for the weighted words as (rowid, BM25 score), best first, ties by
+    rowid: the same chunks and scores as summing every posting, reading far fewer of them.
+
+    MaxScore (Turtle and Flood, 1995): no chunk can score more from a word than
+    weight × (k1 + 1), the word's bound. The postings of the rarest words (the essential
+    ones) give every candidate a partial score; the k-th best partial score θ is a floor under
+    the k-th best full score, so a chunk holding none of the essential words, whose score is
+    at most the sum of the other words' bounds, cannot enter the k best when that sum is below
+    θ, and a candidate whose partial score plus that sum is below θ cannot either. The other
+    words' postings are then read only for the surviving candidates, by primary-key lookup.
+    When the first choice of essential words leaves too much to the others, the words whose
+    bounds θ cannot cover join the essential ones and the query runs once more (exact again).
+    """
+    if k < 1:
+        return []
+    order = sorted(weights, key=lambda t: (frequencies.get(t, 0), t))
+    essential, budget = [order[0]], FIRST_POSTINGS
+    for term in order[1:]:
+        budget -= frequencies.get(term, 0)
+        if budget < 0:
+            break
+        essential.append(term)
+    theta = 0.0
+    while True:
+        rows, theta, rest_bound = ranked_by_essential(conn, weights, essential, average, k,
+                                                      theta)
+        if rest_bound == 0 or rest_bound * (1 + 1e-9) < theta:
+            return rows
+        # the words left to the rest: the lowest bounds whose sum θ still covers
+        covered, kept = 0.0, set()
+        for term in sorted(weights, key=lambda t: weights[t]):
+            covered += weights[term] * (K1 + 1)
+            if covered * (1 + 1e-9) >= theta:
+                break
+            kept.add(term)
+        essential = [t for t in order if t not in kept]
+
+
+def ranked_by_essential(conn: sa.Connection, weights: dict[str, float], essential: list[str],
+                        average: float, k: int, floor: float = 0.0
+                        ) -> tuple[list[tuple[int, float]], float, float]:
+    """One MaxScore round (`top_chunks`): the best `k` candidates holding an `essential` word
+    with their full scores, θ (the k-th best partial score, 0 with fewer than k candidates,
+    or `floor`, a θ an earlier round found, if higher) and the sum of the other words'
+    bounds. The ranking is exact when that sum is below θ.
+    """
+    rest_bound = sum(w for t, w in weights.items() if t not in essential) * (K1 + 1)
+    rows = conn.execute(_PRUNED.bindparams(
+        terms=list(weights), weights=list(weights.values()), essential=essential,
+        rest_bound=rest_bound, k=k, floor=floor, k1_plus_1=K1 + 1, k1=K1, one_minus_b=1 - B, b=B,
+        average=max(average, 1e-9))).all()
+    theta = float(rows[0].theta) if rows else 0.0
+    return [(int(r.chunk_rowid), float(r.score)) for r in rows], theta, rest_bound

@@ -1,0 +1,108 @@
+"""MaxScore pruning of PostgreSQL full text (`postgres_fts.top_chunks`) on a real server: the
+pruned ranking is the exhaustive one (same chunks, same order, same scores) while it reads only
+the rarest words' postings in full, including when the first choice of essential words is too
+small and a second round is needed.
+"""
+
+import random
+
+import pytest
+import sqlalchemy as sa
+
+from ragbench.models import Chunk, DocumentRecord
+from ragbench.store import postgres_fts
+from ragbench.store.postgres import PgCatalog
+from ragbench.store.postgres_base import connect
+from ragbench.store.postgres_chunks import query_terms
+
+pytestmark = pytest.mark.integration
+
+COMMON = ["cell", "protein", "patient", "study", "increase", "effect", "level", "gene"]
+RARE = ["kestrel", "osprey", "heron", "plover", "curlew", "dunlin", "avocet", "godwit",
+        "bittern", "egret"]
+
+
+def chunk_text(rng: random.Random) -> str:
+    """A passage of common words (each in most chunks) and a few rare ones, lengths varied."""
+    words = [rng.choice(COMMON) for _ in range(rng.randint(5, 40))]
+    words += rng.sample(RARE, rng.randint(0, 2)) * rng.randint(1, 3)
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+@pytest.fixture(scope="module")
+def catalog(postgres_url):
+    engine = connect(postgres_url, "fts_prune")
+    catalog = PgCatalog(engine, "fts_prune")
+    rng = random.Random(7)
+    with catalog.transaction() as conn:
+        for d in range(40):
+            texts = [chunk_text(rng) for _ in range(15)]
+            chunks = [Chunk(chunk_id=f"c{d:02d}{j:02d}", doc_id=f"d{d:02d}", chunk_index=j,
+                            total_chunks=len(texts), start_char=0, end_char=len(t), text=t,
+                            token_count=len(t.split()), chunk_type="text", lens="birds",
+                            embedding_text=t) for j, t in enumerate(texts)]
+            record = DocumentRecord(
+                doc_id=f"d{d:02d}", source_id=f"birds/d{d:02d}.txt", file_name=f"d{d:02d}.txt",
+                format="text", file_hash=f"h{d}", size_bytes=1, title=f"d{d:02d}",
+                lens="birds", root_doc_id=f"d{d:02d}", embedding_model="none",
+                chunk_count=len(texts))
+            catalog.insert_document(conn, record, "\n\n".join(texts), chunks)
+    yield catalog
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA fts_prune CASCADE"))
+    engine.dispose()
+
+
+def exhaustive(conn, weights, average, k):
+    """Every posting of every word summed per chunk: the ranking pruning must reproduce."""
+    postings = postgres_fts.scored_postings(weights, average)
+    score = sa.func.sum(postings.c.contribution).label("score")
+    statement = (sa.select(postings.c.chunk_rowid, score).group_by(postings.c.chunk_rowid)
+                 .order_by(sa.desc("score"), postings.c.chunk_rowid).limit(k))
+    return [(int(r[0]), float(r[1])) for r in conn.execute(statement)]
+
+
+QUERIES = ["kestrel cell protein", "osprey heron patient study effect", "gene level",
+           "curlew curlew increase cell gene protein", "bittern egret avocet godwit study",
+           "dunlin", "cell protein patient study increase effect level gene plover"]
+
+
+@pytest.mark.parametrize("first_postings", [0, 40, 10_000])
+def test_pruned_ranking_is_the_exhaustive_one(catalog, monkeypatch, first_postings):
+    monkeypatch.setattr(postgres_fts, "FIRST_POSTINGS", first_postings)
+    rounds: list[tuple[int, int]] = []  # (essential words, all words) of each round
+    real = postgres_fts.ranked_by_essential
+
+    def counted(conn, weights, essential, *args):
+        rounds.append((len(essential), len(weights)))
+        return real(conn, weights, essential, *args)
+
+    monkeypatch.setattr(postgres_fts, "ranked_by_essential", counted)
+    for query in QUERIES:
+        for k in (1, 5, 30):
+            with catalog.engine.connect() as conn:
+                weights, average, frequencies = postgres_fts.query_weights(
+                    conn, query_terms(query))
+                pruned = postgres_fts.top_chunks(conn, weights, frequencies, average, k)
+                full = exhaustive(conn, weights, average, k)
+            assert [r for r, _ in pruned] == [r for r, _ in full], (query, k)
+            assert [s for _, s in pruned] == pytest.approx([s for _, s in full], rel=1e-9)
+    if first_postings == 10_000:  # a budget above every posting: all words read, one round
+        assert all(essential == total for essential, total in rounds)
+        return
+    # the rounds really pruned: common words were left out of the full read
+    assert any(essential < total for essential, total in rounds)
+    if first_postings == 0:  # the rarest word alone is not always enough: a second round ran
+        assert len(rounds) > len(QUERIES) * 3
+
+
+def test_search_through_the_catalog_uses_the_pruned_ranking(catalog):
+    hits = catalog.fts_search("kestrel cell protein", 5)
+    with catalog.engine.connect() as conn:
+        weights, average, _ = postgres_fts.query_weights(conn, query_terms("kestrel cell protein"))
+        full = exhaustive(conn, weights, average, 5)
+        ids = dict(conn.execute(sa.text("SELECT rowid, chunk_id FROM chunks")).tuples().all())
+    assert [c for c, _ in hits] == [ids[r] for r, _ in full]
+    assert "kestrel" in catalog.get_chunks([hits[0][0]])[hits[0][0]]["text"]
+    assert catalog.fts_search("kestrel", 0) == []
