@@ -1,7 +1,7 @@
 """Answer benchmark: extractive answers (new) beside the old extractive answer and a naive peer.
 
     python benchmarks/bench_answers.py [--hotpot DIR] [--scifact DIR] [--work DIR]
-        [--samples data/samples] [--skip-latency] [--limit N]
+        [--samples data/samples] [--skip-latency] [--limit N] [--dump FILE]
 
 1. HotpotQA dev sample (150 questions over 1,471 pooled paragraphs; scoring as its README):
    answer containment (a normalised gold string in the answer: lower case, articles and
@@ -12,7 +12,9 @@
    - `naive`: the first sentence of each of the top-3 hybrid chunks (the paragraph body; the
      "# Title" line the corpus files start with is not a sentence), each cited.
    Every citation is checked against the retrieved ids. Answer length (words) is reported so
-   containment is read next to what it costs.
+   containment is read next to what it costs. `--dump FILE` writes one JSON line per
+   question (retrieved chunk ids, each peer's answer and scores), so two runs can be compared
+   question by question.
 2. Demo corpus (`data/samples`, answer key in its README): per question, whether the key fact
    is stated and cited to a document that states it, and whether a planted disagreement the
    question touches is stated in the answer (the full `ask` path, contradictions included).
@@ -119,8 +121,11 @@ def contains(answer: str, golds: Sequence[str]) -> bool:
     return any(normalise(g) and f" {normalise(g)} " in f" {body} " for g in golds)
 
 
-def hotpot(wb: Workbench, folder: Path, limit: int | None) -> dict[str, Any]:
-    """Containment, supporting-title recall and citation validity for new / old / naive."""
+def hotpot(wb: Workbench, folder: Path, limit: int | None,
+           dump: Path | None = None) -> dict[str, Any]:
+    """Containment, supporting-title recall and citation validity for new / old / naive;
+    with `dump`, one JSON line per question there (what was retrieved and each peer's answer).
+    """
     questions = [json.loads(line) for line in (folder / "questions.jsonl").open()]
     questions = questions[:limit] if limit else questions
     title_of = {d.doc_id: str(d.metadata.get(EXTERNAL_ID))
@@ -129,6 +134,7 @@ def hotpot(wb: Workbench, folder: Path, limit: int | None) -> dict[str, Any]:
     peers = ("new", "old", "naive")
     rows: dict[str, list[dict[str, Any]]] = {p: [] for p in peers}
     retrieval_recall = []
+    lines = []
     for q in questions:
         results = wb.search.query(q["question"], mode="hybrid", top_k=10)
         gold_titles = set(q["supporting_titles"])
@@ -136,6 +142,8 @@ def hotpot(wb: Workbench, folder: Path, limit: int | None) -> dict[str, Any]:
         retrieval_recall.append(len(gold_titles & retrieved_titles) / len(gold_titles))
         valid = [r.chunk_id for r in results]
         doc_of = {r.chunk_id: r.doc_id for r in results}
+        line: dict[str, Any] = {"id": q["id"], "question": q["question"], "answers": q["answers"],
+                                "retrieved": valid}
         for peer in peers:
             start = time.perf_counter()
             if peer == "new":
@@ -153,6 +161,11 @@ def hotpot(wb: Workbench, folder: Path, limit: int | None) -> dict[str, Any]:
                 "invalid": len(check.invalid), "cited": len(parse_ids(text)),
                 "not_found": text == NOT_FOUND, "words": len(_CITE.sub("", text).split()),
                 "ms": ms})
+            line[peer] = {"text": text, "contains": rows[peer][-1]["contains"],
+                          "title_recall": rows[peer][-1]["title_recall"]}
+        lines.append(json.dumps(line, ensure_ascii=False))
+    if dump:
+        dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out: dict[str, Any] = {"questions": len(questions),
                            "retrieval_title_recall@10": round(float(np.mean(retrieval_recall)), 4)}
     for peer in peers:
@@ -411,12 +424,14 @@ def main() -> None:
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--skip-demo", action="store_true")
     ap.add_argument("--skip-hotpot", action="store_true")
+    ap.add_argument("--dump", type=Path, default=None,
+                    help="HotpotQA: write one JSON line per question (answers, scores) here")
     args = ap.parse_args()
     result: dict[str, Any] = {}
     if not args.skip_hotpot:
         info = run_beir(args.work, args.hotpot, ["hybrid"], 10, Settings())
         wb = Workbench(Path(info["workspace"]["path"]), Settings())
-        result["hotpotqa"] = hotpot(wb, args.hotpot, args.limit)
+        result["hotpotqa"] = hotpot(wb, args.hotpot, args.limit, args.dump)
     if not args.skip_demo:
         result["demo"] = demo(args.samples, args.work)
         result["who"] = who(Workbench(args.work / "demo", Settings()))
