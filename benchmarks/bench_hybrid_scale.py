@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -313,6 +314,7 @@ def main() -> None:
         finally:
             if server is not None:
                 server.cleanup()
+    out["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
 
 

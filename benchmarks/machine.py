@@ -27,6 +27,9 @@ def cpu_info(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
 
 
 def machine_info() -> dict[str, Any]:
-    """Cores, Python version and CPU for a benchmark's "machine" entry."""
+    """Cores, Python version, CPU and the load average when the benchmark started (timings
+    on a machine that other work shares are slower) for a benchmark's "machine" entry.
+    """
     return {"cpus": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "cpu": cpu_info()}
+            "platform": platform.platform(), "cpu": cpu_info(),
+            "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]}

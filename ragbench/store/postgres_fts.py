@@ -39,6 +39,9 @@ MIN_IDF = 1e-6
 """FTS5's floor for the idf of a word in more than half the chunks."""
 BATCH = 500
 """Chunks read per round when the index is rebuilt."""
+REST_SHARE = 0.6
+"""The share of the floor θ the non-essential words' bounds may sum to (`top_chunks`; chosen
+on 1M chunks of SciFact text: docs/team.md)."""
 FIRST_POSTINGS = 20_000
 """How many postings the first round of `top_chunks` reads at most past its rarest word."""
 
@@ -172,16 +175,24 @@ def scored_postings(weights: dict[str, float], average: float) -> sa.Subquery:
         one_minus_b=1 - B, b=B, average=max(average, 1e-9)).subquery("postings")
 
 
+_QUERY_WORDS = (
+    "WITH q AS (SELECT term, weight, term = ANY(CAST(:essential AS text[])) AS essential "
+    "FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) AS q(term, weight)), ")
+_PROBED = (  # a candidate `s`'s score from the non-essential words, by primary-key lookups
+    f"coalesce((SELECT sum({_CONTRIBUTION}) FROM q JOIN chunk_terms p ON p.term = q.term "  # noqa: S608
+    "AND p.chunk_rowid = s.chunk_rowid WHERE NOT q.essential), 0)")
+_FLOOR = sa.text(  # constant SQL: every value is a bound parameter
+    _QUERY_WORDS + f"partial AS (SELECT p.chunk_rowid, sum({_CONTRIBUTION}) AS score "  # noqa: S608
+    "FROM q JOIN chunk_terms p ON p.term = q.term WHERE q.essential GROUP BY p.chunk_rowid "
+    f"ORDER BY score DESC LIMIT :depth) SELECT s.score + {_PROBED} AS score FROM partial s "
+    "ORDER BY score DESC OFFSET :k - 1 LIMIT 1")
+_BM25 = {"k1_plus_1": K1 + 1, "k1": K1, "one_minus_b": 1 - B, "b": B}
 _PRUNED = sa.text(  # constant SQL: every value is a bound parameter
-    "WITH q AS (SELECT term, weight, term = ANY(CAST(:essential AS text[])) AS essential "  # noqa: S608
-    "FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) AS q(term, weight)), "
-    f"partial AS (SELECT p.chunk_rowid, sum({_CONTRIBUTION}) AS score "
+    _QUERY_WORDS + f"partial AS (SELECT p.chunk_rowid, sum({_CONTRIBUTION}) AS score "  # noqa: S608
     "FROM q JOIN chunk_terms p ON p.term = q.term WHERE q.essential GROUP BY p.chunk_rowid), "
-    "floor AS (SELECT greatest(:floor, coalesce((SELECT score FROM partial "
+    "floor AS MATERIALIZED (SELECT greatest(:floor, coalesce((SELECT score FROM partial "
     "ORDER BY score DESC OFFSET :k - 1 LIMIT 1), 0)) AS theta) "
-    "SELECT s.chunk_rowid, s.score + coalesce((SELECT sum("
-    f"{_CONTRIBUTION}) FROM q JOIN chunk_terms p ON p.term = q.term "
-    "AND p.chunk_rowid = s.chunk_rowid WHERE NOT q.essential), 0) AS score, f.theta "
+    f"SELECT s.chunk_rowid, s.score + {_PROBED} AS score, f.theta "
     "FROM partial s, floor f WHERE s.score + :rest_bound >= f.theta "
     "ORDER BY score DESC, s.chunk_rowid LIMIT :k"
 ).columns(sa.column("chunk_rowid", sa.BigInteger), sa.column("score", sa.Float),
@@ -194,38 +205,50 @@ def top_chunks(conn: sa.Connection, weights: dict[str, float], frequencies: dict
     rowid: the same chunks and scores as summing every posting, reading far fewer of them.
 
     MaxScore (Turtle and Flood, 1995): no chunk can score more from a word than
-    weight × (k1 + 1), the word's bound. The postings of the rarest words (the essential
-    ones) give every candidate a partial score; the k-th best partial score θ is a floor under
-    the k-th best full score, so a chunk holding none of the essential words, whose score is
-    at most the sum of the other words' bounds, cannot enter the k best when that sum is below
-    θ, and a candidate whose partial score plus that sum is below θ cannot either. The other
-    words' postings are then read only for the surviving candidates, by primary-key lookup.
-    When the first choice of essential words leaves too much to the others, the words whose
-    bounds θ cannot cover join the essential ones and the query runs once more (exact again).
+    weight × (k1 + 1), the word's bound. First a floor θ under the k-th best score: the best
+    chunks by the rarest words' postings (`FIRST_POSTINGS` of them past the rarest word),
+    scored in full. The commonest words whose bounds together stay below θ are then
+    non-essential: a chunk holding none of the other (essential) words cannot enter the k
+    best. The essential words' postings give each candidate a partial score, and only the
+    candidates whose partial score plus the non-essential bounds reaches θ have the
+    non-essential words' postings looked up, by primary key. The non-essential bounds may sum
+    to `REST_SHARE` of θ only, not all of it: a lookup costs several posting reads, and the
+    smaller their sum, the fewer candidates survive to be looked up.
     """
     if k < 1:
         return []
     order = sorted(weights, key=lambda t: (frequencies.get(t, 0), t))
-    essential, budget = [order[0]], FIRST_POSTINGS
+    first, budget = [order[0]], FIRST_POSTINGS
     for term in order[1:]:
         budget -= frequencies.get(term, 0)
         if budget < 0:
             break
-        essential.append(term)
-    theta = 0.0
+        first.append(term)
+    theta = floor_score(conn, weights, first, average, k) if len(first) < len(order) else 0.0
     while True:
+        # non-essential: the lowest bounds whose sum θ still covers
+        covered, rest = 0.0, set()
+        for term in sorted(weights, key=lambda t: weights[t]):
+            covered += weights[term] * (K1 + 1)
+            if covered * (1 + 1e-9) >= theta * REST_SHARE:
+                break
+            rest.add(term)
+        essential = [t for t in order if t not in rest]
         rows, theta, rest_bound = ranked_by_essential(conn, weights, essential, average, k,
                                                       theta)
         if rest_bound == 0 or rest_bound * (1 + 1e-9) < theta:
             return rows
-        # the words left to the rest: the lowest bounds whose sum θ still covers
-        covered, kept = 0.0, set()
-        for term in sorted(weights, key=lambda t: weights[t]):
-            covered += weights[term] * (K1 + 1)
-            if covered * (1 + 1e-9) >= theta:
-                break
-            kept.add(term)
-        essential = [t for t in order if t not in kept]
+
+
+def floor_score(conn: sa.Connection, weights: dict[str, float], essential: list[str],
+                average: float, k: int) -> float:
+    """A floor under the k-th best score: the k-th best full score among the 2k chunks
+    whose `essential` words score best (0 when fewer than k chunks hold one).
+    """
+    found = conn.execute(_FLOOR.bindparams(
+        terms=list(weights), weights=list(weights.values()), essential=essential, k=k,
+        depth=2 * k, **_BM25, average=max(average, 1e-9))).scalar()
+    return float(found) if found is not None else 0.0
 
 
 def ranked_by_essential(conn: sa.Connection, weights: dict[str, float], essential: list[str],
@@ -239,7 +262,6 @@ def ranked_by_essential(conn: sa.Connection, weights: dict[str, float], essentia
     rest_bound = sum(w for t, w in weights.items() if t not in essential) * (K1 + 1)
     rows = conn.execute(_PRUNED.bindparams(
         terms=list(weights), weights=list(weights.values()), essential=essential,
-        rest_bound=rest_bound, k=k, floor=floor, k1_plus_1=K1 + 1, k1=K1, one_minus_b=1 - B, b=B,
-        average=max(average, 1e-9))).all()
+        rest_bound=rest_bound, k=k, floor=floor, **_BM25, average=max(average, 1e-9))).all()
     theta = float(rows[0].theta) if rows else 0.0
     return [(int(r.chunk_rowid), float(r.score)) for r in rows], theta, rest_bound

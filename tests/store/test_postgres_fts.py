@@ -1,7 +1,7 @@
 """MaxScore pruning of PostgreSQL full text (`postgres_fts.top_chunks`) on a real server: the
 pruned ranking is the exhaustive one (same chunks, same order, same scores) while it reads only
-the rarest words' postings in full, including when the first choice of essential words is too
-small and a second round is needed.
+the rarest words' postings in full, with a floor under the k-th best score that is never above
+it.
 """
 
 import random
@@ -71,14 +71,20 @@ QUERIES = ["kestrel cell protein", "osprey heron patient study effect", "gene le
 @pytest.mark.parametrize("first_postings", [0, 40, 10_000])
 def test_pruned_ranking_is_the_exhaustive_one(catalog, monkeypatch, first_postings):
     monkeypatch.setattr(postgres_fts, "FIRST_POSTINGS", first_postings)
-    rounds: list[tuple[int, int]] = []  # (essential words, all words) of each round
-    real = postgres_fts.ranked_by_essential
+    rounds: list[tuple[int, int]] = []  # (essential words, all words) of each ranking
+    floors: list[float] = []
+    real_rank, real_floor = postgres_fts.ranked_by_essential, postgres_fts.floor_score
 
-    def counted(conn, weights, essential, *args):
+    def ranked(conn, weights, essential, *args):
         rounds.append((len(essential), len(weights)))
-        return real(conn, weights, essential, *args)
+        return real_rank(conn, weights, essential, *args)
 
-    monkeypatch.setattr(postgres_fts, "ranked_by_essential", counted)
+    def floor(*args):
+        floors.append(real_floor(*args))
+        return floors[-1]
+
+    monkeypatch.setattr(postgres_fts, "ranked_by_essential", ranked)
+    monkeypatch.setattr(postgres_fts, "floor_score", floor)
     for query in QUERIES:
         for k in (1, 5, 30):
             with catalog.engine.connect() as conn:
@@ -88,13 +94,14 @@ def test_pruned_ranking_is_the_exhaustive_one(catalog, monkeypatch, first_postin
                 full = exhaustive(conn, weights, average, k)
             assert [r for r, _ in pruned] == [r for r, _ in full], (query, k)
             assert [s for _, s in pruned] == pytest.approx([s for _, s in full], rel=1e-9)
-    if first_postings == 10_000:  # a budget above every posting: all words read, one round
+            if len(full) == k:  # the floor is a real chunk's score: never above the k-th best
+                assert all(f <= full[-1][1] * (1 + 1e-9) for f in floors)
+            floors.clear()
+    assert len(rounds) == len(QUERIES) * 3  # the floor makes the one ranking exact
+    if first_postings == 10_000:  # a budget above every posting: all words read
         assert all(essential == total for essential, total in rounds)
-        return
-    # the rounds really pruned: common words were left out of the full read
-    assert any(essential < total for essential, total in rounds)
-    if first_postings == 0:  # the rarest word alone is not always enough: a second round ran
-        assert len(rounds) > len(QUERIES) * 3
+    else:  # common words were left out of the full read
+        assert any(essential < total for essential, total in rounds)
 
 
 def test_search_through_the_catalog_uses_the_pruned_ranking(catalog):
