@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.cli.common import Output, command
 from ragbench.workbench import Workbench
 from ragbench.workbench.jobs import JobState, QueuedUploads
 
@@ -66,9 +66,10 @@ def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
     return jobs, failed
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def worker(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     once: Annotated[bool, typer.Option(
         "--once", metavar="",
         help="Stop when the queue is empty (default: wait for jobs until SIGINT/SIGTERM).")
@@ -83,8 +84,6 @@ def worker(
         metavar="SECONDS", show_default=False,
         help="A worker silent this long counts as gone and its job is run again "
         "(default 30; heartbeats every third of it).")] = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Run queued jobs of a PostgreSQL workspace: uploads (API, app), files of `ragbench
     ingest`, re-processing and graph rebuilds.
@@ -93,42 +92,33 @@ def worker(
     worker was killed is run again by another; a file is never stored twice. Prints what it
     did when it stops.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.jobs.work(once=once, concurrency=concurrency, name=name,
-                              stalled_after=stalled_after)
-        out.emit(report, f"{report.name}: {report.ran} jobs run ({report.done} done, "
-                 f"{report.failed} failed), {report.recovered} recovered from stalled "
-                 f"workers, in {report.seconds:.1f}s")
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.jobs.work(once=once, concurrency=concurrency, name=name,
+                          stalled_after=stalled_after)
+    out.emit(report, f"{report.name}: {report.ran} jobs run ({report.done} done, "
+             f"{report.failed} failed), {report.recovered} recovered from stalled "
+             f"workers, in {report.seconds:.1f}s")
+    return 0
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def jobs(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     upload_id: Annotated[int | None, typer.Argument(
         metavar="ID", show_default=False, help="One job (its id).")] = None,
     limit: Annotated[int, typer.Option(metavar="N", help="Newest N jobs.")] = 50,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Jobs (uploads, paths, re-processing, graph) and their state: queued, running, done
     or failed (with the reason).
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        if upload_id is not None:
-            job = wb.jobs.get(upload_id)
-            out.emit(job, _job_line(job))
-            return 0
-        found = wb.jobs.list(limit)
-        counts = {s: sum(j.state == s for j in found)
-                  for s in ("queued", "running", "done", "failed")}
-        text = "\n".join([*map(_job_line, found),
-                          ", ".join(f"{n} {s}" for s, n in counts.items())])
-        out.emit({"jobs": [j.model_dump() for j in found], "counts": counts}, text)
+    if upload_id is not None:
+        job = wb.jobs.get(upload_id)
+        out.emit(job, _job_line(job))
         return 0
-
-    return run(ctx, workspace, as_json, handle)
+    found = wb.jobs.list(limit)
+    counts = {s: sum(j.state == s for j in found)
+              for s in ("queued", "running", "done", "failed")}
+    text = "\n".join([*map(_job_line, found),
+                      ", ".join(f"{n} {s}" for s, n in counts.items())])
+    out.emit({"jobs": [j.model_dump() for j in found], "counts": counts}, text)
+    return 0
