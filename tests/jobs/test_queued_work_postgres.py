@@ -24,6 +24,7 @@ from ragbench.service.api import create_app
 from ragbench.workbench import Workbench
 from tests.jobs.test_worker_postgres import (
     DOCS,
+    corpus,
     embeddings,  # noqa: F401  (the module's fixture)
     finish,
     start_worker,
@@ -205,12 +206,9 @@ def test_reprocess_and_graph_jobs_run_on_a_worker(
     schema = f"q_{os.getpid()}_c"
     cli_ws = workspace(tmp_path, "cli", postgres_url, schema, embeddings.url)
     worker_ws = workspace(tmp_path, "worker", postgres_url, schema, embeddings.url)
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name in ("tidepool.md", "oncall.md"):
-        (corpus / name).write_text(DOCS[name])
+    docs = corpus(tmp_path)
     wb = Workbench(cli_ws, load_settings(cli_ws))
-    assert wb.library.ingest([corpus], root=corpus).totals["inserted"] == 2  # in process
+    assert wb.library.ingest([docs], root=docs).totals["inserted"] == 2  # in process
     assert files_in(worker_ws) == []
 
     for folder in (cli_ws, worker_ws):  # other chunk settings: both documents are stale
