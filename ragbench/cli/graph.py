@@ -15,7 +15,7 @@ from ragbench.cli.common import (
     one_of,
     output_option,
 )
-from ragbench.cli.jobs import InProcessOption, WaitOption, report_queued
+from ragbench.cli.jobs import InProcessOption, ResultOption, job_notes, report_queued
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import EDGE_TYPES
 
@@ -38,18 +38,22 @@ ChunkIdArgument = Annotated[str, typer.Argument(metavar="CHUNK_ID", show_default
 def build(
     wb: Workbench,
     out: Output,
-    wait: WaitOption = False,
+    wait: ResultOption = True,
     in_process: InProcessOption = False,
 ) -> int:
     """Rebuild the graph from scratch.
 
-    On a PostgreSQL workspace this queues a graph job: a `ragbench worker` rebuilds the
-    graph of its own workspace folder (`--in-process` rebuilds this folder's graph here).
+    On a PostgreSQL workspace this queues a graph job and waits for it: a `ragbench worker`
+    rebuilds the graph and saves it in the database, where every host reads it (`--no-wait`
+    returns with the job; `--in-process` rebuilds it here).
     """
     if wb.jobs.deferred and not in_process:
-        _, failed = report_queued(wb, out, wb.jobs.submit_graph(rebuild=True), wait)
-        return 1 if failed else 0
-    stats = wb.graph.build().model_dump()
+        if not wait:
+            _, failed = report_queued(wb, out, wb.jobs.submit_graph(rebuild=True), False)
+            return 1 if failed else 0
+        stats = wb.jobs.run_graph(True, job_notes(out)).model_dump()
+    else:
+        stats = wb.graph.build().model_dump()
     out.emit(stats, f"built: {stats['nodes']} nodes, {stats['edges']} edges")
     return 0
 

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ragbench.cli.common import Output, command
-from ragbench.cli.jobs import InProcessOption, WaitOption, report_queued
+from ragbench.cli.jobs import InProcessOption, ResultOption, job_notes, report_queued
 from ragbench.workbench import Workbench
 
 app = typer.Typer()
@@ -31,7 +31,7 @@ def reprocess(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", metavar="", help="List what would be re-processed and why; change nothing.")
     ] = False,
-    wait: WaitOption = False,
+    wait: ResultOption = True,
     in_process: InProcessOption = False,
 ) -> int:
     """Re-run ingest for stale documents (exit 1 if one could not be redone).
@@ -41,12 +41,16 @@ def reprocess(
     the source path; on PostgreSQL first the database). Unchanged chunk texts reuse cached
     vectors; each document is stored in its own transaction, so an interrupted run can
     simply be started again. On a PostgreSQL workspace each stale document becomes a job for
-    `ragbench worker` (`--wait` follows them, `--in-process` runs them here).
+    `ragbench worker`, waited for (`--no-wait` returns with the jobs; `--in-process` runs
+    them here).
     """
     if wb.jobs.deferred and not in_process and not dry_run:
-        _, bad = report_queued(wb, out, wb.jobs.submit_reprocess(target_version), wait)
-        return 1 if bad else 0
-    report = wb.maintenance.reprocess(target_version=target_version, dry_run=dry_run)
+        if not wait:
+            _, bad = report_queued(wb, out, wb.jobs.submit_reprocess(target_version), False)
+            return 1 if bad else 0
+        report = wb.jobs.run_reprocess(target_version, job_notes(out))
+    else:
+        report = wb.maintenance.reprocess(target_version=target_version, dry_run=dry_run)
     lines = [f"{len(report.stale)} stale document(s)"
              + (" (dry run, nothing changed)" if report.dry_run else "")]
     for s in report.stale:
