@@ -90,8 +90,10 @@ class ParsedDocument(BaseModel):
     attachments: list[RawAttachment] = Field(default_factory=list)
 
 
-class Chunk(BaseModel):
-    """A token window over a document: always `document.text[start_char:end_char]`."""
+class ChunkSpan(BaseModel):
+    """Where a chunk lies: its document, its place among the document's chunks, and its
+    character range in the document's text (what a new and a stored chunk both say first).
+    """
 
     chunk_id: str
     doc_id: str
@@ -99,6 +101,11 @@ class Chunk(BaseModel):
     total_chunks: int
     start_char: int
     end_char: int
+
+
+class Chunk(ChunkSpan):
+    """A token window over a document: always `document.text[start_char:end_char]`."""
+
     text: str
     token_count: int
     chunk_type: ChunkType

@@ -14,7 +14,7 @@ planted in documents by prompt injection) are removed, and the survivors are ren
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -79,18 +79,28 @@ def header(result: RetrievalResult, style: HeaderStyle = "ragbench") -> str:
             f'title:"{title}"]')
 
 
+def fitting_blocks(results: Sequence[RetrievalResult], max_chars: int,
+                   text: Callable[[str], str] = str.strip,
+                   style: HeaderStyle = "ragbench") -> list[tuple[RetrievalResult, str]]:
+    """The retrieved chunks, best first, each with its block (citation header, then `text` of
+    its text), as many as fit `max_chars` when the blocks are joined by blank lines (the
+    first always); the one budget rule of every prompt context.
+    """
+    fitted: list[tuple[RetrievalResult, str]] = []
+    used = 0
+    for result in results:
+        block = f"{header(result, style)}\n{text(result.text)}"
+        if fitted and used + len(block) > max_chars:
+            break
+        fitted.append((result, block))
+        used += len(block) + 2
+    return fitted
+
+
 def build_context(results: Sequence[RetrievalResult], max_chars: int = 24_000,
                   style: HeaderStyle = "ragbench") -> str:
     """Headers and texts of the retrieved chunks, best first, within a character budget."""
-    parts: list[str] = []
-    used = 0
-    for result in results:
-        block = f"{header(result, style)}\n{result.text.strip()}"
-        if parts and used + len(block) > max_chars:
-            break
-        parts.append(block)
-        used += len(block) + 2
-    return "\n\n".join(parts)
+    return "\n\n".join(block for _, block in fitting_blocks(results, max_chars, style=style))
 
 
 def citation_hint(valid_ids: Sequence[str]) -> str:

@@ -10,75 +10,56 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, remember, run
+from ragbench.cli.common import Output, command, command_group
 from ragbench.workbench import Workbench
 
 app = typer.Typer()
 PANEL = "Maintenance"
 """Where these commands are listed in `ragbench --help`."""
-archive_app = typer.Typer(
-    help="Check or (re)build the browsable archive.\n\n"
+archive_app = command_group(
+    app, "archive", PANEL, "Check or (re)build the browsable archive.\n\n"
     "The archive keeps each document's original and a Markdown view under "
     "WORKSPACE/archive/<doc_id>/, or <doc_id>/ in the archive_dir setting's folder "
-    "(emails with their attachments in attachments/).",
-)
-app.add_typer(archive_app, name="archive", rich_help_panel=PANEL)
+    "(emails with their attachments in attachments/).")
 
 
-@archive_app.callback()
-def archive_options(ctx: typer.Context, workspace: WorkspaceOption = None,
-                    as_json: JsonOption = False) -> None:
-    """Options given here apply to the action that follows."""
-    remember(ctx, workspace, as_json)
-
-
-@archive_app.command()
-def check(ctx: typer.Context, workspace: WorkspaceOption = None,
-          as_json: JsonOption = False) -> int:
+@command(archive_app)
+def check(wb: Workbench, out: Output) -> int:
     """Report archive problems (exit 1 if any).
 
     Links whose file is missing, documents without an archive entry, and broken links inside
     the Markdown views.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.archive.check().model_dump()
-        lines = [f"{report['documents']} documents, {report['links_checked']} links checked"]
-        lines += [f"missing   {m['doc_id']}  {m['field']}  {m['uri']}" for m in report["missing"]]
-        lines += [f"no entry  {d}  (run `ragbench archive build`)" for d in report["not_built"]]
-        lines += [f"broken    {b['uri']} -> {b['link']}" for b in report["broken_links"]]
-        lines.append("ok" if report["ok"] else "problems found")
-        out.emit(report, "\n".join(lines))
-        return 0 if report["ok"] else 1
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.archive.check().model_dump()
+    lines = [f"{report['documents']} documents, {report['links_checked']} links checked"]
+    lines += [f"missing   {m['doc_id']}  {m['field']}  {m['uri']}" for m in report["missing"]]
+    lines += [f"no entry  {d}  (run `ragbench archive build`)" for d in report["not_built"]]
+    lines += [f"broken    {b['uri']} -> {b['link']}" for b in report["broken_links"]]
+    lines.append("ok" if report["ok"] else "problems found")
+    out.emit(report, "\n".join(lines))
+    return 0 if report["ok"] else 1
 
 
-@archive_app.command()
+@command(archive_app)
 def build(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     force: Annotated[bool, typer.Option("--force", metavar="",
                                         help="Rewrite every entry, not only missing ones.")
                      ] = False,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Write archive entries for stored documents that have none (exit 1 if one failed).
 
     Entries are made from the originals kept under files/; documents without a stored
     original get a view from the catalog text, without a download link.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.archive.build(force=force).model_dump()
-        lines = [f"{len(report['rebuilt'])} entries written, {report['up_to_date']} up to date "
-                 f"({report['roots']} top-level documents)"]
-        if report["without_original"]:
-            lines.append(f"{len(report['without_original'])} documents have no stored "
-                         "original: their views were rebuilt from the catalog text, without a "
-                         "download link")
-        lines += [f"failed    {f['doc_id']}  {f['error']}" for f in report["failed"]]
-        out.emit(report, "\n".join(lines))
-        return 1 if report["failed"] else 0
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.archive.build(force=force).model_dump()
+    lines = [f"{len(report['rebuilt'])} entries written, {report['up_to_date']} up to date "
+             f"({report['roots']} top-level documents)"]
+    if report["without_original"]:
+        lines.append(f"{len(report['without_original'])} documents have no stored "
+                     "original: their views were rebuilt from the catalog text, without a "
+                     "download link")
+    lines += [f"failed    {f['doc_id']}  {f['error']}" for f in report["failed"]]
+    out.emit(report, "\n".join(lines))
+    return 1 if report["failed"] else 0

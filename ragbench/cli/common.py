@@ -1,8 +1,10 @@
 """What every `ragbench` command shares: the common options, output, and the one runner.
 
-A command declares its own options, then hands a handler `(workbench, output) -> exit code` to
-`run`, which resolves the workspace (command option, else the group's or the top-level one,
-else $RAGBENCH_WORKSPACE, else ./workspace), loads the settings, opens the facade and turns every
+A command is an action `(workbench, output, own options...) -> exit code` registered with
+`command`, which adds `--workspace` and `--json` and calls it through `run` (a command that
+must do something before the workspace opens hands its own handler to `run`). `run` resolves
+the workspace (command option, else the group's or the top-level one, else
+$RAGBENCH_WORKSPACE, else ./workspace), loads the settings, opens the facade and turns every
 `RagbenchError` into one line: `error: ...` on stderr, or with `--json` the single JSON object
 `{"error": "..."}` on stdout. Exit codes: 0 done, 1 the command could not do its job, 2 bad
 settings (usage errors are handled in `ragbench.cli.main`, also exit 2).
@@ -10,6 +12,7 @@ settings (usage errors are handled in `ragbench.cli.main`, also exit 2).
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sqlite3
@@ -18,12 +21,12 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from pydantic import BaseModel
 
-from ragbench.config import DEFAULT_WORKSPACE, load_settings
+from ragbench.config import DEFAULT_WORKSPACE, Settings, load_settings
 from ragbench.errors import RagbenchError, SettingsError
 from ragbench.workbench import Workbench, catalog_failure
 
@@ -38,6 +41,9 @@ JsonOption = Annotated[
     bool,
     typer.Option("--json", metavar="", help="Print exactly one JSON object instead of text."),
 ]
+
+LLM_BACKENDS: tuple[str, ...] = get_args(Settings.model_fields["llm_backend"].annotation)
+"""The values of the llm_backend setting, which `--llm` takes."""
 
 Handler = Callable[[Workbench, "Output"], int]
 StageProgress = Callable[[str, int, int], None]
@@ -63,6 +69,23 @@ class CommonOptions:
 def remember(ctx: typer.Context, workspace: str | None, as_json: bool) -> None:
     """Group callback body: keep the group-level common options for the command."""
     ctx.ensure_object(CommonOptions).update(workspace, as_json)
+
+
+def group_options(ctx: typer.Context, workspace: WorkspaceOption = None,
+                  as_json: JsonOption = False) -> None:
+    """Options given here apply to the action that follows."""
+    remember(ctx, workspace, as_json)
+
+
+def command_group(parent: typer.Typer, name: str, panel: str, help_text: str,
+                  **settings: Any) -> typer.Typer:
+    """A command group (`ragbench graph ...`) under `parent`, taking the common options
+    before its action too (`ragbench graph --json stats`).
+    """
+    group = typer.Typer(name=name, help=help_text, **settings)
+    group.callback()(group_options)
+    parent.add_typer(group, rich_help_panel=panel)
+    return group
 
 
 @dataclass(frozen=True)
@@ -110,6 +133,36 @@ class Output:
         return on_file, on_stage
 
 
+def command(group: typer.Typer, name: str | None = None,
+            **settings: Any) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Register `action(workbench, output, **own options) -> exit code` as a command of `group`.
+
+    The command takes the action's own options (its parameters after the first two, declared
+    as for Typer), then `--workspace` and `--json`, and runs the action through `run`: the one
+    shape every plain command has. `settings` go to `group.command` (e.g. rich_help_panel).
+    """
+
+    def register(action: Callable[..., int]) -> Callable[..., int]:
+        own = list(inspect.signature(action, eval_str=True).parameters.values())[2:]
+        common = inspect.signature(group_options, eval_str=True).parameters.values()
+        params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*common][:1]
+                  + own + [*common][1:]]
+
+        def cli_command(ctx: typer.Context, workspace: str | None, as_json: bool,
+                        **options: Any) -> int:
+            return run(ctx, workspace, as_json, lambda wb, out: action(wb, out, **options))
+
+        cli_command.__name__ = cli_command.__qualname__ = action.__name__
+        cli_command.__doc__ = action.__doc__
+        cli_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            params, return_annotation=int)
+        cli_command.__annotations__ = {p.name: p.annotation for p in params}
+        group.command(name, **settings)(cli_command)
+        return action
+
+    return register
+
+
 def run(ctx: typer.Context, workspace: str | None, as_json: bool, handler: Handler,
         repair_on_open: bool = True, **overrides: Any) -> int:
     """Open the workspace and run `handler`; the single place a `RagbenchError` is caught.
@@ -155,6 +208,28 @@ def choice(choices: Sequence[str]) -> Callable[[str], str]:
         return value
 
     return parse
+
+
+def choice_option(choices: Sequence[str], metavar: str, help_text: str,
+                  **settings: Any) -> Any:
+    """An option taking one of `choices` (or several, on a list parameter), a bad value
+    refused by `choice`; without a default shown (the help text says what not giving it
+    means). `settings` go to `typer.Option` (e.g. rich_help_panel).
+    """
+    return typer.Option(parser=choice(choices), metavar=metavar, show_default=False,
+                        help=help_text, **settings)
+
+
+def format_option(formats: Sequence[str], help_text: str) -> Any:
+    """The `--format FORMAT` option of an export: one of `formats`, each explained in
+    `help_text`.
+    """
+    return typer.Option("--format", parser=choice(formats), metavar="FORMAT", help=help_text)
+
+
+def output_option(help_text: str) -> Any:
+    """The `--output/-o FILE` option of an export: the file to write, as `help_text` says."""
+    return typer.Option("--output", "-o", metavar="FILE", show_default=False, help=help_text)
 
 
 def one_of(choices: Sequence[str]) -> str:

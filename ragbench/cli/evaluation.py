@@ -10,15 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragbench.cli.common import (
-    JsonOption,
-    Output,
-    WorkspaceOption,
-    choice,
-    one_of,
-    positive_int,
-    run,
-)
+from ragbench.cli.common import Output, choice, choice_option, command, one_of, positive_int
 from ragbench.evaluation import run_answers, run_beir, run_summaries
 from ragbench.evaluation.summaries import DEFAULT_SYSTEMS, SYSTEMS
 from ragbench.workbench import Workbench
@@ -69,9 +61,10 @@ def _answers_text(result: dict[str, Any]) -> str:
             f"median {result['median_words']} words")
 
 
-@app.command("eval", rich_help_panel=PANEL)
+@command(app, "eval", rich_help_panel=PANEL)
 def evaluate(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     kind: Annotated[str, typer.Argument(
         parser=choice(KINDS), metavar="KIND", show_default=False,
         help=f"Dataset format: {one_of(KINDS)}.")],
@@ -80,23 +73,19 @@ def evaluate(
         help="beir: folder with corpus.jsonl, queries.jsonl and qrels/test.tsv; summaries: "
         "folder with clusters/<cluster>.jsonl and queries.jsonl (TD-QFS layout); answers: "
         "JSON Lines file of {question, answers, sources, lens}.")],
-    mode: Annotated[list[str] | None, typer.Option(
-        parser=choice(MODES), metavar="MODE", show_default=False,
-        help=f"Mode to evaluate (repeatable): {one_of(MODES)}; default: "
+    mode: Annotated[list[str] | None, choice_option(
+        MODES, "MODE", f"Mode to evaluate (repeatable): {one_of(MODES)}; default: "
         f"{', '.join(DEFAULT_MODES[:-1])} and {DEFAULT_MODES[-1]}.")] = None,
     top_k: Annotated[int, typer.Option(
         parser=positive_int, metavar="K", help="Chunks retrieved per query.")] = 100,
     limit: Annotated[int | None, typer.Option(
         parser=positive_int, metavar="N", show_default=False,
         help="Only the first N queries.")] = None,
-    system: Annotated[list[str] | None, typer.Option(
-        parser=choice(SYSTEMS), metavar="SYSTEM", show_default=False,
-        help=f"summaries: system to score (repeatable): {one_of(SYSTEMS)}; default: "
-        f"{', '.join(DEFAULT_SYSTEMS)}.")] = None,
+    system: Annotated[list[str] | None, choice_option(
+        SYSTEMS, "SYSTEM", f"summaries: system to score (repeatable): {one_of(SYSTEMS)}; "
+        f"default: {', '.join(DEFAULT_SYSTEMS)}.")] = None,
     words: Annotated[int, typer.Option(
         parser=positive_int, metavar="N", help="summaries: words scored per text.")] = 250,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Measure retrieval, summaries or answers on a dataset.
 
@@ -106,23 +95,19 @@ def evaluate(
     lead and LexRank peers, each cluster a lens of `WORKSPACE/eval/summaries-<folder name>`.
     answers: containment and citation recall of `ask` over this workspace.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        if kind == "summaries":
-            sub = Workbench(wb.workspace / "eval" / f"summaries-{Path(dataset).name}",
-                            wb.settings)
-            result = run_summaries(sub, Path(dataset), list(system or DEFAULT_SYSTEMS), words,
-                                   limit, progress=out.note)
-            out.emit(result, _summaries_text(result))
-            return 0
-        if kind == "answers":
-            result = run_answers(wb, Path(dataset), limit, progress=out.note)
-            out.emit(result, _answers_text(result))
-            return 0
-        on_file, _ = out.progress_bars(0)
-        result = run_beir(wb.workspace, Path(dataset), list(mode or DEFAULT_MODES), top_k,
-                          wb.settings, on_file, limit)
-        out.emit(result, _eval_text(result))
+    if kind == "summaries":
+        sub = Workbench(wb.workspace / "eval" / f"summaries-{Path(dataset).name}",
+                        wb.settings)
+        result = run_summaries(sub, Path(dataset), list(system or DEFAULT_SYSTEMS), words,
+                               limit, progress=out.note)
+        out.emit(result, _summaries_text(result))
         return 0
-
-    return run(ctx, workspace, as_json, handle)
+    if kind == "answers":
+        result = run_answers(wb, Path(dataset), limit, progress=out.note)
+        out.emit(result, _answers_text(result))
+        return 0
+    on_file, _ = out.progress_bars(0)
+    result = run_beir(wb.workspace, Path(dataset), list(mode or DEFAULT_MODES), top_k,
+                      wb.settings, on_file, limit)
+    out.emit(result, _eval_text(result))
+    return 0

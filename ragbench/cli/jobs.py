@@ -1,7 +1,9 @@
 """`ragbench worker | jobs`: the job queue of a PostgreSQL workspace (docs/team.md#workers).
 
-`report_queued` is how the commands that queue work on PostgreSQL (`ingest`, `reprocess`,
-`graph build`) print the jobs they made, and with `--wait` follow them to the end.
+`report_queued` is how the commands that queue work on PostgreSQL (`ingest`, `reprocess
+--no-wait`, `graph build --no-wait`) print the jobs they made, and with `--wait` follow them to
+the end. `reprocess` and `graph build` wait by default (`ResultOption`) and print the work's
+result as an embedded workspace does, following the jobs with `job_notes`.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.cli.common import Output, command
 from ragbench.workbench import Workbench
-from ragbench.workbench.jobs import JobState, QueuedUploads
+from ragbench.workbench.jobs import JobState, OnState, QueuedUploads
 
 app = typer.Typer()
 PANEL = "Queue"
@@ -30,9 +32,21 @@ def _job_line(job: JobState) -> str:
 WaitOption = Annotated[bool, typer.Option(
     "--wait", metavar="", help="PostgreSQL: follow the queued jobs until every one is done "
     "or failed, printing each change of state (workers must be running).")]
+ResultOption = Annotated[bool, typer.Option(
+    "--wait/--no-wait", metavar="", help="PostgreSQL: wait until the workers have run the "
+    "jobs (each change of state on stderr, without --json) and print the result as an "
+    "embedded workspace does; --no-wait prints the queued jobs and returns.")]
 InProcessOption = Annotated[bool, typer.Option(
     "--in-process", metavar="", help="PostgreSQL: do the work in this process, as an "
     "embedded workspace does, instead of queueing it for workers.")]
+
+
+def job_notes(out: Output) -> OnState:
+    """Each change of a followed job's state as a line on stderr (none with --json), after a
+    line saying what is waited for.
+    """
+    out.note("waiting for `ragbench worker` to run the queued jobs (--no-wait returns at once)")
+    return lambda state: out.note(_job_line(state))
 
 
 def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
@@ -49,12 +63,8 @@ def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
         out.note(f"{r.status:<8} {'':>6}  {r.path}  {r.error or r.reason}".rstrip())
     out.note(f"{len(jobs)} job(s) queued: {' '.join(str(j.id) for j in jobs) or '-'}"
              + ("" if wait else "  (`ragbench jobs` follows them; `ragbench worker` runs them)"))
-    if wait and jobs:
-        final = {j.id: j for j in jobs}
-        for state in wb.jobs.follow([j.id for j in jobs], timeout=timeout):
-            final[state.id] = state
-            out.note(_job_line(state))
-        jobs = [final[j.id] for j in jobs]
+    if wait:
+        jobs = wb.jobs.wait(jobs, lambda state: out.note(_job_line(state)), timeout)
     failed = settled_failed + sum(j.state == "failed" for j in jobs)
     counts = {s: sum(j.state == s for j in jobs) for s in ("queued", "running", "done", "failed")}
     payload = ({"deferred": True, "jobs": [j.model_dump() for j in jobs],
@@ -66,9 +76,10 @@ def report_queued(wb: Workbench, out: Output, queued: QueuedUploads, wait: bool,
     return jobs, failed
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def worker(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     once: Annotated[bool, typer.Option(
         "--once", metavar="",
         help="Stop when the queue is empty (default: wait for jobs until SIGINT/SIGTERM).")
@@ -83,8 +94,6 @@ def worker(
         metavar="SECONDS", show_default=False,
         help="A worker silent this long counts as gone and its job is run again "
         "(default 30; heartbeats every third of it).")] = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Run queued jobs of a PostgreSQL workspace: uploads (API, app), files of `ragbench
     ingest`, re-processing and graph rebuilds.
@@ -93,42 +102,33 @@ def worker(
     worker was killed is run again by another; a file is never stored twice. Prints what it
     did when it stops.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.jobs.work(once=once, concurrency=concurrency, name=name,
-                              stalled_after=stalled_after)
-        out.emit(report, f"{report.name}: {report.ran} jobs run ({report.done} done, "
-                 f"{report.failed} failed), {report.recovered} recovered from stalled "
-                 f"workers, in {report.seconds:.1f}s")
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.jobs.work(once=once, concurrency=concurrency, name=name,
+                          stalled_after=stalled_after)
+    out.emit(report, f"{report.name}: {report.ran} jobs run ({report.done} done, "
+             f"{report.failed} failed), {report.recovered} recovered from stalled "
+             f"workers, in {report.seconds:.1f}s")
+    return 0
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def jobs(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     upload_id: Annotated[int | None, typer.Argument(
         metavar="ID", show_default=False, help="One job (its id).")] = None,
     limit: Annotated[int, typer.Option(metavar="N", help="Newest N jobs.")] = 50,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Jobs (uploads, paths, re-processing, graph) and their state: queued, running, done
     or failed (with the reason).
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        if upload_id is not None:
-            job = wb.jobs.get(upload_id)
-            out.emit(job, _job_line(job))
-            return 0
-        found = wb.jobs.list(limit)
-        counts = {s: sum(j.state == s for j in found)
-                  for s in ("queued", "running", "done", "failed")}
-        text = "\n".join([*map(_job_line, found),
-                          ", ".join(f"{n} {s}" for s, n in counts.items())])
-        out.emit({"jobs": [j.model_dump() for j in found], "counts": counts}, text)
+    if upload_id is not None:
+        job = wb.jobs.get(upload_id)
+        out.emit(job, _job_line(job))
         return 0
-
-    return run(ctx, workspace, as_json, handle)
+    found = wb.jobs.list(limit)
+    counts = {s: sum(j.state == s for j in found)
+              for s in ("queued", "running", "done", "failed")}
+    text = "\n".join([*map(_job_line, found),
+                      ", ".join(f"{n} {s}" for s, n in counts.items())])
+    out.emit({"jobs": [j.model_dump() for j in found], "counts": counts}, text)
+    return 0

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.cli.common import JsonOption, Output, WorkspaceOption, command, run
 from ragbench.cli.jobs import InProcessOption, WaitOption, report_queued
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.workbench import Workbench
@@ -18,6 +18,8 @@ from ragbench.workbench.presentation import graph_update_line
 app = typer.Typer()
 PANEL = "Documents"
 """Where these commands are listed in `ragbench --help`."""
+DocIdArgument = Annotated[str, typer.Argument(metavar="DOC_ID", show_default=False,
+                                              help="The document's id (16 hex digits).")]
 
 
 def _ingest_text(report: dict[str, Any]) -> str:
@@ -97,141 +99,110 @@ def ingest(
                chunk_overlap=chunk_overlap)
 
 
-@app.command("load-samples", rich_help_panel=PANEL)
+@command(app, "load-samples", rich_help_panel=PANEL)
 def load_samples(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     folder: Annotated[str, typer.Argument(
         metavar="FOLDER", help="The demo corpus: one sub-folder per lens.")] = "data/samples",
     force: Annotated[bool, typer.Option(
         "--force", metavar="", help="Ingest even if the workspace already has documents.")
     ] = False,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Ingest the demo corpus into an empty workspace, one lens per sub-folder.
 
     A workspace that already has documents is left alone (exit 0, nothing loaded) unless
     --force is given.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        base = Path(folder)
-        if not base.is_dir():
-            raise NotFoundError(f"no such folder: {base}")
-        if base.resolve().is_relative_to(wb.workspace.resolve()):
-            raise InvalidRequestError(
-                f"{base} lies inside the workspace {wb.workspace}, whose own files are never "
-                "ingested: choose a workspace outside the samples folder")
-        if wb.library.stats().documents and not force:
-            out.emit({"loaded": False, "reason": "workspace already has documents"},
-                     f"workspace {wb.workspace} already has documents; samples not loaded")
-            return 0
-        loaded = wb.library.ingest_lenses(base, lambda lens: out.note(f"loading lens {lens} ..."))
-        reports = {lens: report.model_dump()["totals"] for lens, report in loaded.items()}
-        out.emit({"loaded": True, "lenses": reports},
-                 "\n".join(f"{k}: {v}" for k, v in reports.items()))
+    base = Path(folder)
+    if not base.is_dir():
+        raise NotFoundError(f"no such folder: {base}")
+    if base.resolve().is_relative_to(wb.workspace.resolve()):
+        raise InvalidRequestError(
+            f"{base} lies inside the workspace {wb.workspace}, whose own files are never "
+            "ingested: choose a workspace outside the samples folder")
+    if wb.library.stats().documents and not force:
+        out.emit({"loaded": False, "reason": "workspace already has documents"},
+                 f"workspace {wb.workspace} already has documents; samples not loaded")
         return 0
+    loaded = wb.library.ingest_lenses(base, lambda lens: out.note(f"loading lens {lens} ..."))
+    reports = {lens: report.model_dump()["totals"] for lens, report in loaded.items()}
+    out.emit({"loaded": True, "lenses": reports},
+             "\n".join(f"{k}: {v}" for k, v in reports.items()))
+    return 0
 
-    return run(ctx, workspace, as_json, handle)
 
-
-@app.command(rich_help_panel=PANEL)
-def stats(ctx: typer.Context, workspace: WorkspaceOption = None,
-          as_json: JsonOption = False) -> int:
+@command(app, rich_help_panel=PANEL)
+def stats(wb: Workbench, out: Output) -> int:
     """Documents, chunks and tokens, per lens and per chunk type."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        data = wb.library.stats().model_dump()
-        text = [
-            f"documents {data['documents']}  chunks {data['chunks']}  tokens {data['tokens']}  "
-            f"avg tokens/chunk {data['avg_tokens_per_chunk']}  "
-            f"failed files {data['failed_files']}"
-        ]
-        text += [f"  lens {k}: {v}" for k, v in data["per_lens"].items()]
-        text += [f"  type {k}: {v}" for k, v in data["per_chunk_type"].items()]
-        out.emit(data, "\n".join(text))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    data = wb.library.stats().model_dump()
+    text = [
+        f"documents {data['documents']}  chunks {data['chunks']}  tokens {data['tokens']}  "
+        f"avg tokens/chunk {data['avg_tokens_per_chunk']}  "
+        f"failed files {data['failed_files']}"
+    ]
+    text += [f"  lens {k}: {v}" for k, v in data["per_lens"].items()]
+    text += [f"  type {k}: {v}" for k, v in data["per_chunk_type"].items()]
+    out.emit(data, "\n".join(text))
+    return 0
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def show(
-    ctx: typer.Context,
-    doc_id: Annotated[str, typer.Argument(metavar="DOC_ID", show_default=False,
-                                          help="The document's id (16 hex digits).")],
+    wb: Workbench,
+    out: Output,
+    doc_id: DocIdArgument,
     no_text: Annotated[bool, typer.Option(
         "--no-text", metavar="", help="Omit the plaintext and the chunk texts.")] = False,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """One document: metadata, plaintext and its chunks with offsets. Exit 1 if unknown."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        data = wb.library.show(doc_id).model_dump()
-        if no_text:
-            data.pop("text")
-            for c in data["chunks"]:
-                c.pop("text")
-        doc = data["document"]
-        lines = [f"{doc['doc_id']}  {doc['source_id']}  lens={doc['lens']}  "
-                 f"format={doc['format']}  status={doc['status']}  v{doc['content_version']}"]
-        if doc.get("error"):
-            lines.append(f"error: {doc['error']}")
-        if doc.get("archive_browse_uri"):
-            lines.append(f"archive: view {doc['archive_browse_uri']}  download "
-                         f"{doc.get('archive_download_uri') or '(original not kept)'}")
+    data = wb.library.show(doc_id).model_dump()
+    if no_text:
+        data.pop("text")
         for c in data["chunks"]:
-            lines.append(f"  [{c['chunk_index']}] {c['chunk_id']}  chars {c['start_char']}-"
-                         f"{c['end_char']}  {c['token_count']} tokens  {c['chunk_type']}  "
-                         f"{c['section_path']}")
-        out.emit(data, "\n".join(lines))
-        return 0
+            c.pop("text")
+    doc = data["document"]
+    lines = [f"{doc['doc_id']}  {doc['source_id']}  lens={doc['lens']}  "
+             f"format={doc['format']}  status={doc['status']}  v{doc['content_version']}"]
+    if doc.get("error"):
+        lines.append(f"error: {doc['error']}")
+    if doc.get("archive_browse_uri"):
+        lines.append(f"archive: view {doc['archive_browse_uri']}  download "
+                     f"{doc.get('archive_download_uri') or '(original not kept)'}")
+    for c in data["chunks"]:
+        lines.append(f"  [{c['chunk_index']}] {c['chunk_id']}  chars {c['start_char']}-"
+                     f"{c['end_char']}  {c['token_count']} tokens  {c['chunk_type']}  "
+                     f"{c['section_path']}")
+    out.emit(data, "\n".join(lines))
+    return 0
 
-    return run(ctx, workspace, as_json, handle)
 
-
-@app.command(rich_help_panel=PANEL)
-def delete(
-    ctx: typer.Context,
-    doc_id: Annotated[str, typer.Argument(metavar="DOC_ID", show_default=False,
-                                          help="The document's id (16 hex digits).")],
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
-) -> int:
+@command(app, rich_help_panel=PANEL)
+def delete(wb: Workbench, out: Output, doc_id: DocIdArgument) -> int:
     """Delete a document with its attachments, chunks, vectors and stored original."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        removed = wb.library.delete(doc_id).chunks
-        out.emit({"deleted": doc_id, "chunks": removed}, f"deleted {doc_id} ({removed} chunks)")
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    removed = wb.library.delete(doc_id).chunks
+    out.emit({"deleted": doc_id, "chunks": removed}, f"deleted {doc_id} ({removed} chunks)")
+    return 0
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def clear(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     yes: Annotated[bool, typer.Option(
         "--yes", metavar="", help="Do not ask for confirmation (never asked with --json or "
         "when stdin is not a terminal).")] = False,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Delete every document, chunk, vector and stored original in the workspace.
 
     Asks first on a terminal; answering no exits 1.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        if not yes and not out.json and sys.stdin.isatty():
-            answer = input(f"delete everything in {wb.workspace}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                print("cancelled")
-                return 1
-        result = wb.library.clear().model_dump()
-        out.emit({"cleared": result},
-                 f"cleared {result['documents']} documents, {result['chunks']} chunks")
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    if not yes and not out.json and sys.stdin.isatty():
+        answer = input(f"delete everything in {wb.workspace}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("cancelled")
+            return 1
+    result = wb.library.clear().model_dump()
+    out.emit({"cleared": result},
+             f"cleared {result['documents']} documents, {result['chunks']} chunks")
+    return 0

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, run
+from ragbench.cli.common import JsonOption, Output, WorkspaceOption, command, run
 from ragbench.workbench import Workbench
 
 app = typer.Typer()
@@ -46,30 +46,26 @@ def doctor(
     return run(ctx, workspace, as_json, handle, repair_on_open=not check_only)
 
 
-@app.command(rich_help_panel=PANEL)
-def status(ctx: typer.Context, workspace: WorkspaceOption = None,
-           as_json: JsonOption = False) -> int:
+@command(app, rich_help_panel=PANEL)
+def status(wb: Workbench, out: Output) -> int:
     """Embedding and answer backends: model, embedding runtime (what `auto` chose) and health.
 
     Nothing is loaded; the answer endpoint, if any, is probed with a short timeout.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.maintenance.backend_status()
-        lines = []
-        for item in (report.embedding, report.llm):
-            model = f" {item.model}" if item.model else ""
-            lines.append(f"{item.kind:<9} {item.health:<7} {item.backend}{model}: "
-                         f"{item.message}")
-        out.emit(report.model_dump(), "\n".join(lines))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.maintenance.backend_status()
+    lines = []
+    for item in (report.embedding, report.llm):
+        model = f" {item.model}" if item.model else ""
+        lines.append(f"{item.kind:<9} {item.health:<7} {item.backend}{model}: "
+                     f"{item.message}")
+    out.emit(report.model_dump(), "\n".join(lines))
+    return 0
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def migrate(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     to: Annotated[str, typer.Option(
         "--to", metavar="TARGET",
         help="postgresql://user:pass@host/db[#schema] for an embedded workspace; a new (or "
@@ -78,8 +74,6 @@ def migrate(
         "--schema", metavar="NAME",
         help="The PostgreSQL schema to copy into (default: #schema of the URL, else "
         "'ragbench').")] = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Copy the workspace to the other backend: embedded -> PostgreSQL or back.
 
@@ -89,19 +83,15 @@ def migrate(
     nothing behind. Originals, archive and graph are not in the database yet: they stay in
     this folder on the way to PostgreSQL and are copied on the way back (docs/team.md).
     """
+    shown: dict[str, int] = {}
 
-    def handle(wb: Workbench, out: Output) -> int:
-        shown: dict[str, int] = {}
+    def progress(table: str, done: int, total: int) -> None:
+        if (done == total or done % 10000 == 0) and shown.get(table) != done:
+            shown[table] = done
+            out.note(f"{table}: {done} rows")
 
-        def progress(table: str, done: int, total: int) -> None:
-            if (done == total or done % 10000 == 0) and shown.get(table) != done:
-                shown[table] = done
-                out.note(f"{table}: {done} rows")
-
-        report = wb.maintenance.migrate(to, schema, progress)
-        counts = ", ".join(f"{k}={v}" for k, v in report.counts.items())
-        out.emit(report, f"copied {report.source} -> {report.target}: {counts}\n"
-                         f"folder files: {report.folder_files}")
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.maintenance.migrate(to, schema, progress)
+    counts = ", ".join(f"{k}={v}" for k, v in report.counts.items())
+    out.emit(report, f"copied {report.source} -> {report.target}: {counts}\n"
+                     f"folder files: {report.folder_files}")
+    return 0

@@ -8,10 +8,12 @@ from typing import Annotated
 import typer
 
 from ragbench.cli.common import (
+    LLM_BACKENDS,
     JsonOption,
     Output,
     WorkspaceOption,
-    choice,
+    choice_option,
+    command,
     one_of,
     positive_int,
     run,
@@ -25,22 +27,21 @@ PANEL = "Search and answers"
 """Where these commands are listed in `ragbench --help`."""
 
 FTS_LEVELS = ("chunk", "media")
-LLM_BACKENDS = ("extractive", "openai")
 RETRIEVAL = "Retrieval"
 """Help panel of the options `search` and `ask` share."""
 
-ModeOption = Annotated[str | None, typer.Option(
-    parser=choice(MODES), metavar="MODE", show_default=False, rich_help_panel=RETRIEVAL,
-    help=f"Retrieval mode: {one_of(MODES)} (default: the search_mode setting, hybrid).")]
+ModeOption = Annotated[str | None, choice_option(
+    MODES, "MODE", f"Retrieval mode: {one_of(MODES)} (default: the search_mode setting, "
+    "hybrid).", rich_help_panel=RETRIEVAL)]
 TopKOption = Annotated[int | None, typer.Option(
     parser=positive_int, metavar="K", show_default=False, rich_help_panel=RETRIEVAL,
     help="Number of chunks (default: the top_k setting, 10).")]
 LensOption = Annotated[list[str] | None, typer.Option(
     metavar="LENS", show_default=False, rich_help_panel=RETRIEVAL,
     help="Only chunks of this lens (repeatable).")]
-ChunkTypeOption = Annotated[list[str] | None, typer.Option(
-    parser=choice(CHUNK_TYPES), metavar="TYPE", show_default=False, rich_help_panel=RETRIEVAL,
-    help=f"Only chunks of this type (repeatable): {one_of(CHUNK_TYPES)}.")]
+ChunkTypeOption = Annotated[list[str] | None, choice_option(
+    CHUNK_TYPES, "TYPE", f"Only chunks of this type (repeatable): {one_of(CHUNK_TYPES)}.",
+    rich_help_panel=RETRIEVAL)]
 DocOption = Annotated[list[str] | None, typer.Option(
     metavar="DOC_ID", show_default=False, rich_help_panel=RETRIEVAL,
     help="Only chunks of this document (repeatable).")]
@@ -56,9 +57,10 @@ def _filters(lens: list[str] | None, chunk_type: list[str] | None, doc: list[str
     return None if filters.is_empty() else filters
 
 
-@app.command(rich_help_panel=PANEL)
+@command(app, rich_help_panel=PANEL)
 def search(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     query: Annotated[str, typer.Argument(metavar="QUERY", show_default=False,
                                          help="What to look for.")],
     mode: ModeOption = None,
@@ -67,13 +69,9 @@ def search(
     chunk_type: ChunkTypeOption = None,
     doc: DocOption = None,
     source: SourceOption = None,
-    fts_level: Annotated[str | None, typer.Option(
-        parser=choice(FTS_LEVELS), metavar="LEVEL", show_default=False,
-        rich_help_panel=RETRIEVAL,
-        help="Full-text granularity: chunk, or media (the media items inside chunks); "
-        "default: the fts_level setting, chunk.")] = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
+    fts_level: Annotated[str | None, choice_option(
+        FTS_LEVELS, "LEVEL", "Full-text granularity: chunk, or media (the media items inside "
+        "chunks); default: the fts_level setting, chunk.", rich_help_panel=RETRIEVAL)] = None,
 ) -> int:
     """Ranked chunks for a query, with ids and citation metadata.
 
@@ -81,22 +79,18 @@ def search(
     balanced (the best chunks of every lens, interleaved), graph (hybrid results expanded
     along the context graph). Filters combine; each is repeatable.
     """
-
-    def handle(wb: Workbench, out: Output) -> int:
-        hits = wb.search.query(query, mode=mode, top_k=top_k,
-                               filters=_filters(lens, chunk_type, doc, source),
-                               fts_level=fts_level)
-        payload = {"query": query, "mode": mode or wb.settings.search_mode,
-                   "hits": [h.model_dump() for h in hits]}
-        lines = [
-            f"{h.rank:>2}. [C:{h.chunk_id}] {h.score:.3f}  {h.source_id}#{h.chunk_index}  "
-            f"{h.section_path}\n    {' '.join(h.text.split())[:160]}"
-            for h in hits
-        ] or ["no results"]
-        out.emit(payload, "\n".join(lines))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    hits = wb.search.query(query, mode=mode, top_k=top_k,
+                           filters=_filters(lens, chunk_type, doc, source),
+                           fts_level=fts_level)
+    payload = {"query": query, "mode": mode or wb.settings.search_mode,
+               "hits": [h.model_dump() for h in hits]}
+    lines = [
+        f"{h.rank:>2}. [C:{h.chunk_id}] {h.score:.3f}  {h.source_id}#{h.chunk_index}  "
+        f"{h.section_path}\n    {' '.join(h.text.split())[:160]}"
+        for h in hits
+    ] or ["no results"]
+    out.emit(payload, "\n".join(lines))
+    return 0
 
 
 @app.command(rich_help_panel=PANEL)
@@ -111,16 +105,13 @@ def ask(
     chunk_type: ChunkTypeOption = None,
     doc: DocOption = None,
     source: SourceOption = None,
-    fts_level: Annotated[str | None, typer.Option(
-        parser=choice(FTS_LEVELS), metavar="LEVEL", show_default=False,
-        rich_help_panel=RETRIEVAL,
-        help="Full-text granularity for this answer (specs/003): chunk text or whole "
-        "documents (media); default: the fts_level setting, chunk."),
-    ] = None,
-    llm: Annotated[str | None, typer.Option(
-        parser=choice(LLM_BACKENDS), metavar="BACKEND", show_default=False,
-        help=f"Answer backend: {one_of(LLM_BACKENDS)} (an OpenAI-compatible endpoint); "
-        "default: the llm_backend setting, extractive.")] = None,
+    fts_level: Annotated[str | None, choice_option(
+        FTS_LEVELS, "LEVEL", "Full-text granularity for this answer (specs/003): chunk text or "
+        "whole documents (media); default: the fts_level setting, chunk.",
+        rich_help_panel=RETRIEVAL)] = None,
+    llm: Annotated[str | None, choice_option(
+        LLM_BACKENDS, "BACKEND", f"Answer backend: {one_of(LLM_BACKENDS)} (an "
+        "OpenAI-compatible endpoint); default: the llm_backend setting, extractive.")] = None,
     save: Annotated[bool, typer.Option("--save", metavar="", help="Save the answer.")] = False,
     regenerate: Annotated[str | None, typer.Option(
         metavar="ANSWER_ID", show_default=False,
@@ -195,15 +186,10 @@ def ask(
     return run(ctx, workspace, as_json, handle)
 
 
-@app.command(rich_help_panel=PANEL)
-def answers(ctx: typer.Context, workspace: WorkspaceOption = None,
-            as_json: JsonOption = False) -> int:
+@command(app, rich_help_panel=PANEL)
+def answers(wb: Workbench, out: Output) -> int:
     """Saved answers, newest first."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        saved = wb.answers.saved()
-        text = "\n".join(f"{a.answer_id}  {a.question}" for a in saved) or "no saved answers"
-        out.emit({"answers": [a.model_dump() for a in saved]}, text)
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    saved = wb.answers.saved()
+    text = "\n".join(f"{a.answer_id}  {a.question}" for a in saved) or "no saved answers"
+    out.emit({"answers": [a.model_dump() for a in saved]}, text)
+    return 0

@@ -15,7 +15,16 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, choice, one_of, remember, run
+from ragbench.cli.common import (
+    LLM_BACKENDS,
+    Output,
+    choice_option,
+    command,
+    command_group,
+    format_option,
+    one_of,
+    output_option,
+)
 from ragbench.errors import InvalidRequestError
 from ragbench.workbench import Workbench
 from ragbench.workbench.presentation import (
@@ -29,28 +38,19 @@ from ragbench.workbench.presentation import (
 app = typer.Typer()
 PANEL = "Reports"
 """Where these commands are listed in `ragbench --help`."""
-report_app = typer.Typer(
-    help="Synthesized reports whose parts carry their references (roadmap, essay, brief, "
+report_app = command_group(
+    app, "report", PANEL,
+    "Synthesized reports whose parts carry their references (roadmap, essay, brief, "
     "custom).\n\nWithout an LLM each part is an extractive digest grouped by lens; with "
-    "--llm openai a model writes it from the same passages.",
-)
-app.add_typer(report_app, name="report", rich_help_panel=PANEL)
+    "--llm openai a model writes it from the same passages.")
 
-LLM_BACKENDS = ("extractive", "openai")
 ReportArgument = Annotated[str, typer.Argument(metavar="REPORT_ID", show_default=False,
                                                help="A report id (see `ragbench report list`).")]
 PartArgument = Annotated[str, typer.Argument(metavar="PART", show_default=False,
                                              help="A part id or its position (1, 2, ...).")]
-LlmOption = Annotated[str | None, typer.Option(
-    parser=choice(LLM_BACKENDS), metavar="BACKEND", show_default=False,
-    help=f"Writing backend: {one_of(LLM_BACKENDS)}; default: the llm_backend setting.")]
-
-
-@report_app.callback()
-def report_options(ctx: typer.Context, workspace: WorkspaceOption = None,
-                   as_json: JsonOption = False) -> None:
-    """Options given here apply to the action that follows."""
-    remember(ctx, workspace, as_json)
+LlmOption = Annotated[str | None, choice_option(
+    LLM_BACKENDS, "BACKEND",
+    f"Writing backend: {one_of(LLM_BACKENDS)}; default: the llm_backend setting.")]
 
 
 def _progress(out: Output) -> Callable[[str, int, int], None]:
@@ -81,9 +81,10 @@ def _part_lines(part: ReportPart) -> list[str]:
     return [*lines, ""]
 
 
-@report_app.command()
+@command(report_app)
 def new(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     template: Annotated[str, typer.Argument(
         metavar="TEMPLATE", show_default=False,
         help=f"One of {one_of(list(REPORT_TEMPLATES))}.")],
@@ -104,166 +105,139 @@ def new(
     generate: Annotated[bool, typer.Option("--generate", metavar="",
                                            help="Write every part now.")] = False,
     llm: LlmOption = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Create a report from a template (and write it with --generate)."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.reports.create(template, title, ReportBrief(goal=goal, audience=audience,
-                                                                tone=tone), lens, part)
-        if generate:
-            report = wb.reports.generate(report.report_id, llm=llm, progress=_progress(out))
-        text = [f"created report {report.report_id}: {report.title} ({report.template})"]
-        text += [f"  {p.position}. {p.header}  (part {p.part_id})"
-                 + ("" if p.done or not generate else " (empty)") for p in report.parts]
-        out.emit(report, "\n".join(text))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    report = wb.reports.create(template, title, ReportBrief(goal=goal, audience=audience,
+                                                            tone=tone), lens, part)
+    if generate:
+        report = wb.reports.generate(report.report_id, llm=llm, progress=_progress(out))
+    text = [f"created report {report.report_id}: {report.title} ({report.template})"]
+    text += [f"  {p.position}. {p.header}  (part {p.part_id})"
+             + ("" if p.done or not generate else " (empty)") for p in report.parts]
+    out.emit(report, "\n".join(text))
+    return 0
 
 
-@report_app.command("list")
-def list_reports(ctx: typer.Context, workspace: WorkspaceOption = None,
-                 as_json: JsonOption = False) -> int:
+@command(report_app, "list")
+def list_reports(wb: Workbench, out: Output) -> int:
     """Reports, most recently changed first."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        reports = wb.reports.list()
-        text = "\n".join(f"{r.report_id}  {r.completed_parts}/{r.parts} parts  {r.template:<8} "
-                         f"{r.title}" for r in reports) or "no reports"
-        out.emit({"reports": [r.model_dump() for r in reports]}, text)
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    reports = wb.reports.list()
+    text = "\n".join(f"{r.report_id}  {r.completed_parts}/{r.parts} parts  {r.template:<8} "
+                     f"{r.title}" for r in reports) or "no reports"
+    out.emit({"reports": [r.model_dump() for r in reports]}, text)
+    return 0
 
 
-@report_app.command()
-def show(ctx: typer.Context, report_id: ReportArgument,
-         part: Annotated[str | None, typer.Option(metavar="PART", show_default=False,
-                                                  help="Only this part (id or position).")
-                         ] = None,
-         workspace: WorkspaceOption = None, as_json: JsonOption = False) -> int:
+@command(report_app)
+def show(
+    wb: Workbench,
+    out: Output,
+    report_id: ReportArgument,
+    part: Annotated[str | None, typer.Option(
+        metavar="PART", show_default=False, help="Only this part (id or position).")] = None,
+) -> int:
     """A report: every part with its text, cited sources, references and version."""
+    report = wb.reports.get(report_id)
+    if part is not None:
+        one = wb.reports.part(report_id, part)
+        out.emit(one, "\n".join(_part_lines(one)))
+        return 0
+    cov = wb.reports.coverage(report_id)
+    lines = [f"# {report.title}  ({report.report_id}, {report.template})", ""]
+    for p in report.parts:
+        lines += _part_lines(p)
+    cited = sum(1 for c in cov.lenses if c.cited)
+    lines.append(f"lenses cited {cited}/{len(cov.lenses_in_scope)}, documents cited "
+                 f"{cov.documents_cited}, parts written {cov.parts_done}/{cov.parts}")
+    out.emit(report, "\n".join(lines))
+    return 0
 
-    def handle(wb: Workbench, out: Output) -> int:
-        report = wb.reports.get(report_id)
-        if part is not None:
-            one = wb.reports.part(report_id, part)
-            out.emit(one, "\n".join(_part_lines(one)))
-            return 0
-        cov = wb.reports.coverage(report_id)
-        lines = [f"# {report.title}  ({report.report_id}, {report.template})", ""]
-        for p in report.parts:
-            lines += _part_lines(p)
-        cited = sum(1 for c in cov.lenses if c.cited)
-        lines.append(f"lenses cited {cited}/{len(cov.lenses_in_scope)}, documents cited "
-                     f"{cov.documents_cited}, parts written {cov.parts_done}/{cov.parts}")
+
+@command(report_app, "complete-part")
+def complete_part(
+    wb: Workbench,
+    out: Output,
+    report_id: ReportArgument,
+    part: Annotated[str | None, typer.Argument(
+        metavar="[PART]", show_default=False,
+        help="Part id or position; without it every part is written.")] = None,
+    llm: LlmOption = None,
+) -> int:
+    """Write a part again (or every part); earlier versions stay in its history."""
+    if part is None:
+        report = wb.reports.generate(report_id, llm=llm, progress=_progress(out))
+        lines = [line for p in report.parts for line in _part_lines(p)]
         out.emit(report, "\n".join(lines))
         return 0
-
-    return run(ctx, workspace, as_json, handle)
-
-
-@report_app.command("complete-part")
-def complete_part(ctx: typer.Context, report_id: ReportArgument,
-                  part: Annotated[str | None, typer.Argument(
-                      metavar="[PART]", show_default=False,
-                      help="Part id or position; without it every part is written.")] = None,
-                  llm: LlmOption = None, workspace: WorkspaceOption = None,
-                  as_json: JsonOption = False) -> int:
-    """Write a part again (or every part); earlier versions stay in its history."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        if part is None:
-            report = wb.reports.generate(report_id, llm=llm, progress=_progress(out))
-            lines = [line for p in report.parts for line in _part_lines(p)]
-            out.emit(report, "\n".join(lines))
-            return 0
-        written = wb.reports.complete_part(report_id, part, llm=llm)
-        out.emit(written, "\n".join(_part_lines(written)))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    written = wb.reports.complete_part(report_id, part, llm=llm)
+    out.emit(written, "\n".join(_part_lines(written)))
+    return 0
 
 
-@report_app.command("tune-part")
-def tune_part(ctx: typer.Context, report_id: ReportArgument, part: PartArgument,
-              instruction: Annotated[str, typer.Argument(
-                  metavar="INSTRUCTION", show_default=False,
-                  help="What to change, e.g. 'shorter' or 'focus on engineering risks'.")],
-              llm: LlmOption = None, workspace: WorkspaceOption = None,
-              as_json: JsonOption = False) -> int:
+@command(report_app, "tune-part")
+def tune_part(
+    wb: Workbench,
+    out: Output,
+    report_id: ReportArgument,
+    part: PartArgument,
+    instruction: Annotated[str, typer.Argument(
+        metavar="INSTRUCTION", show_default=False,
+        help="What to change, e.g. 'shorter' or 'focus on engineering risks'.")],
+    llm: LlmOption = None,
+) -> int:
     """Rewrite a part following an instruction; the earlier version stays in its history."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        written = wb.reports.tune_part(report_id, part, instruction, llm=llm)
-        out.emit(written, "\n".join(_part_lines(written)))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    written = wb.reports.tune_part(report_id, part, instruction, llm=llm)
+    out.emit(written, "\n".join(_part_lines(written)))
+    return 0
 
 
-@report_app.command()
-def suggest(ctx: typer.Context, report_id: ReportArgument, llm: LlmOption = None,
-            workspace: WorkspaceOption = None, as_json: JsonOption = False) -> int:
+@command(report_app)
+def suggest(wb: Workbench, out: Output, report_id: ReportArgument, llm: LlmOption = None) -> int:
     """Proposed changes: unwritten parts, lenses never cited, disagreements not stated."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        found = wb.reports.suggest(report_id, llm=llm)
-        text = "\n".join(f"- [{s.kind}] {s.text}" for s in found) or "no suggestions"
-        out.emit({"suggestions": [s.model_dump() for s in found]}, text)
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    found = wb.reports.suggest(report_id, llm=llm)
+    text = "\n".join(f"- [{s.kind}] {s.text}" for s in found) or "no suggestions"
+    out.emit({"suggestions": [s.model_dump() for s in found]}, text)
+    return 0
 
 
-@report_app.command()
-def export(ctx: typer.Context, report_id: ReportArgument,
-           fmt: Annotated[str, typer.Option(
-               "--format", parser=choice(REPORT_FORMATS), metavar="FORMAT",
-               help=f"{one_of(list(REPORT_FORMATS))} (essay: the specs/000 shape as JSON).")
-           ] = "md",
-           output: Annotated[Path | None, typer.Option(
-               "--output", "-o", metavar="FILE", show_default=False,
-               help="Write to FILE (needed for docx); default: stdout.")] = None,
-           link_base: Annotated[str, typer.Option(
-               metavar="URL", help="Prefix of View/Download links (default: relative to the "
-               "workspace).")] = "",
-           workspace: WorkspaceOption = None, as_json: JsonOption = False) -> int:
+@command(report_app)
+def export(
+    wb: Workbench,
+    out: Output,
+    report_id: ReportArgument,
+    fmt: Annotated[str, format_option(
+        REPORT_FORMATS, f"{one_of(list(REPORT_FORMATS))} (essay: the specs/000 shape as "
+        "JSON).")] = "md",
+    output: Annotated[Path | None, output_option(
+        "Write to FILE (needed for docx); default: stdout.")] = None,
+    link_base: Annotated[str, typer.Option(
+        metavar="URL", help="Prefix of View/Download links (default: relative to the "
+        "workspace).")] = "",
+) -> int:
     """Export a report as Markdown, DOCX, JSON or the .essay shape."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        data = wb.reports.export(report_id, fmt, link_base)
-        if output is None:
-            if isinstance(data, bytes):
-                raise InvalidRequestError("docx is binary: give --output FILE")
-            if out.json:
-                out.emit({"report_id": report_id, "format": fmt, "content": data}, "")
-            else:
-                sys.stdout.write(data if data.endswith("\n") else data + "\n")
-            return 0
-        output.parent.mkdir(parents=True, exist_ok=True)
+    data = wb.reports.export(report_id, fmt, link_base)
+    if output is None:
         if isinstance(data, bytes):
-            output.write_bytes(data)
+            raise InvalidRequestError("docx is binary: give --output FILE")
+        if out.json:
+            out.emit({"report_id": report_id, "format": fmt, "content": data}, "")
         else:
-            output.write_text(data, encoding="utf-8")
-        size = output.stat().st_size
-        out.emit({"report_id": report_id, "format": fmt, "path": str(output), "bytes": size},
-                 f"wrote {output} ({size} bytes, {fmt})")
+            sys.stdout.write(data if data.endswith("\n") else data + "\n")
         return 0
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        output.write_bytes(data)
+    else:
+        output.write_text(data, encoding="utf-8")
+    size = output.stat().st_size
+    out.emit({"report_id": report_id, "format": fmt, "path": str(output), "bytes": size},
+             f"wrote {output} ({size} bytes, {fmt})")
+    return 0
 
-    return run(ctx, workspace, as_json, handle)
 
-
-@report_app.command()
-def delete(ctx: typer.Context, report_id: ReportArgument, workspace: WorkspaceOption = None,
-           as_json: JsonOption = False) -> int:
+@command(report_app)
+def delete(wb: Workbench, out: Output, report_id: ReportArgument) -> int:
     """Delete a report with its parts and versions."""
-
-    def handle(wb: Workbench, out: Output) -> int:
-        wb.reports.delete(report_id)
-        out.emit({"deleted": report_id}, f"deleted report {report_id}")
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    wb.reports.delete(report_id)
+    out.emit({"deleted": report_id}, f"deleted report {report_id}")
+    return 0

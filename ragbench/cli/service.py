@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ragbench.cli.common import JsonOption, Output, WorkspaceOption, choice, one_of, run
+from ragbench.cli.common import Output, choice, command, one_of
 from ragbench.errors import SettingsError
 from ragbench.workbench import Workbench
 
@@ -69,9 +69,10 @@ def _check_bind(host: str, token: str | None) -> None:
             f"(${TOKEN_ENV} or --token-file) or bind to 127.0.0.1")
 
 
-@app.command("serve", rich_help_panel=PANEL)
+@command(app, "serve", rich_help_panel=PANEL)
 def serve(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     host: HostOption = "127.0.0.1",
     port: PortOption = 8000,
     token_file: TokenFileOption = None,
@@ -79,8 +80,6 @@ def serve(
     cors_origin: Annotated[list[str] | None, typer.Option(
         metavar="ORIGIN", show_default=False,
         help="Allow browser calls from this origin (repeatable); default: CORS off.")] = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Serve the HTTP API (specs/001 chat, OpenAI-compatible chat completions, search,
     documents, reports); docs at http://HOST:PORT/docs.
@@ -89,29 +88,26 @@ def serve(
     `Authorization: Bearer <token>`; a token is required to bind anywhere else. Requests
     naming another Host than loopback, the bound address or --allowed-host get 421.
     """
+    import uvicorn
 
-    def handle(wb: Workbench, out: Output) -> int:
-        import uvicorn
+    from ragbench.service.api import ServiceOptions, create_app
 
-        from ragbench.service.api import ServiceOptions, create_app
-
-        token = _token(token_file)
-        _check_bind(host, token)
-        options = ServiceOptions(token=token, cors_origins=list(cors_origin or []),
-                                 max_request_mb=wb.settings.max_upload_mb + 16,
-                                 allowed_hosts=_allowed_hosts(allowed_host, host))
-        out.note(f"ragbench API on http://{host}:{port} (docs: /docs), workspace "
-                 f"{wb.workspace}{', token required' if token else ''}")
-        uvicorn.run(create_app(wb, options), host=host, port=port, log_level="warning",
-                    access_log=False)
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+    token = _token(token_file)
+    _check_bind(host, token)
+    options = ServiceOptions(token=token, cors_origins=list(cors_origin or []),
+                             max_request_mb=wb.settings.max_upload_mb + 16,
+                             allowed_hosts=_allowed_hosts(allowed_host, host))
+    out.note(f"ragbench API on http://{host}:{port} (docs: /docs), workspace "
+             f"{wb.workspace}{', token required' if token else ''}")
+    uvicorn.run(create_app(wb, options), host=host, port=port, log_level="warning",
+                access_log=False)
+    return 0
 
 
-@app.command("mcp", rich_help_panel=PANEL)
+@command(app, "mcp", rich_help_panel=PANEL)
 def mcp(
-    ctx: typer.Context,
+    wb: Workbench,
+    out: Output,
     transport: Annotated[str, typer.Option(
         parser=choice(MCP_TRANSPORTS), metavar="TRANSPORT",
         help=f"{one_of(MCP_TRANSPORTS)}: stdio for a client that starts the server (Claude "
@@ -119,30 +115,24 @@ def mcp(
     host: HostOption = "127.0.0.1",
     port: PortOption = 8001,
     allowed_host: AllowedHostOption = None,
-    workspace: WorkspaceOption = None,
-    as_json: JsonOption = False,
 ) -> int:
     """Run the MCP server: tools search, ask, get_chunk, list_documents, report_create,
     report_complete_part, report_tune_part, report_suggest (specs/000's essay_* tools).
     """
+    from ragbench.service.mcp_server import create_mcp, mcp_security
 
-    def handle(wb: Workbench, out: Output) -> int:
-        from ragbench.service.mcp_server import create_mcp, mcp_security
+    server = create_mcp(wb)
+    if transport == "stdio":
+        print(f"ragbench MCP server (stdio), workspace {wb.workspace}", file=sys.stderr)
+        server.run("stdio")
+    else:
+        from ragbench.service.api import is_loopback
 
-        server = create_mcp(wb)
-        if transport == "stdio":
-            print(f"ragbench MCP server (stdio), workspace {wb.workspace}", file=sys.stderr)
-            server.run("stdio")
-        else:
-            from ragbench.service.api import is_loopback
-
-            if not is_loopback(host):
-                raise SettingsError("the MCP HTTP transport has no authentication: bind it to "
-                                    "127.0.0.1 (or put it behind an authenticating proxy)")
-            out.note(f"ragbench MCP server on http://{host}:{port}/mcp, workspace "
-                     f"{wb.workspace}")
-            server.run("streamable-http", host=host, port=port,
-                       transport_security=mcp_security(_allowed_hosts(allowed_host, host)))
-        return 0
-
-    return run(ctx, workspace, as_json, handle)
+        if not is_loopback(host):
+            raise SettingsError("the MCP HTTP transport has no authentication: bind it to "
+                                "127.0.0.1 (or put it behind an authenticating proxy)")
+        out.note(f"ragbench MCP server on http://{host}:{port}/mcp, workspace "
+                 f"{wb.workspace}")
+        server.run("streamable-http", host=host, port=port,
+                   transport_security=mcp_security(_allowed_hosts(allowed_host, host)))
+    return 0

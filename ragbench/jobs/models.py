@@ -35,6 +35,9 @@ class JobState(BaseModel):
                           "or a worker that stopped answering)")
     result: FileResult | None = Field(None, description="the ingest result, once run")
     summary: str = Field("", description="what a finished graph job made")
+    stats: dict[str, int] = Field(default_factory=dict, description="what a finished "
+                                  "re-processing job embedded: chunk texts `embedded` by the "
+                                  "model and vectors `cached`")
     created_at: str = ""
     updated_at: str = ""
 

@@ -85,11 +85,14 @@ def job_state(row: Any) -> JobState:
         reason = f"job {status}"
     elif state == "queued" and reason:
         reason = f"retrying after: {reason}"
-    result = FileResult.model_validate_json(row.result) if row.result else None
+    outcome = json.loads(row.result) if row.result else {}  # a FileResult (+ its stats)
+    stats = outcome.pop("stats", {})
+    result = FileResult.model_validate(outcome) if outcome else None
     return JobState(
         id=row.upload_id, kind=row.kind or "upload", job_id=row.job_id, name=row.name,
         source_id=row.source_id, lens=row.lens, size_bytes=row.size_bytes, state=state,
         reason=reason, attempts=row.attempts, result=result, summary=row.summary or "",
+        stats=stats,
         created_at=row.created_at, updated_at=row.updated_at)
 
 

@@ -95,7 +95,7 @@ class PgWorker:
                 self._count("done")
                 self._record(upload_id, outcome="done", error="", summary=summary)
                 return
-            top, final = self._file_job(kind, row, params)
+            top, final, stats = self._file_job(kind, row, params)
         except Exception as e:
             self._record(upload_id, error=" ".join(str(e).split())[:500]
                          or type(e).__name__)
@@ -111,27 +111,31 @@ class PgWorker:
         self._count(outcome)
         self._record(upload_id, outcome=outcome, data=None,
                      error=top.error or ("" if outcome == "done" else "failed"),
-                     result=top.model_dump_json())
+                     result=json.dumps({**top.model_dump(), **({"stats": stats} if stats
+                                                                else {})}))
 
     def _file_job(self, kind: str, row: Any,
-                  params: dict[str, Any]) -> tuple[FileResult, bool]:
-        """Run an upload, path or reprocess job: the top-level file's result, and whether a
-        failure is final before ingest ran (no original: another run would not change it).
+                  params: dict[str, Any]) -> tuple[FileResult, bool, dict[str, int]]:
+        """Run an upload, path or reprocess job: the top-level file's result, whether a
+        failure is final before ingest ran (no original: another run would not change it),
+        and a re-processing's embedding counts (kept with the result, `JobState.stats`).
         """
         if kind == "reprocess":
             done = self._runner.reprocess(params["doc_id"], params.get("target_version"))
+            stats = {"embedded": done.embedded, "cached": done.cached}
             if done.results:
-                return done.results[0], False
+                return done.results[0], False, stats
             if done.not_reprocessable:
                 return FileResult(path=row.name, status="failed", source_id=row.source_id,
                                   doc_id=params["doc_id"],
-                                  error=done.not_reprocessable[0].problem or _NO_ORIGINAL), True
+                                  error=done.not_reprocessable[0].problem or _NO_ORIGINAL
+                                  ), True, stats
             return FileResult(path=row.name, status="skipped", source_id=row.source_id,
-                              doc_id=params["doc_id"], reason="no longer stale"), True
+                              doc_id=params["doc_id"], reason="no longer stale"), True, stats
         data = bytes(row.data) if row.data is not None else self.originals.get(row.sha256)
         if data is None:  # cannot be brought back by running again
             return FileResult(path=row.name, status="failed", source_id=row.source_id,
-                              error=_NO_ORIGINAL), True
+                              error=_NO_ORIGINAL), True, {}
         report: IngestReport
         if kind == "path":
             report = self._runner.file(params.get("file_name") or row.name, data,
@@ -141,7 +145,7 @@ class PgWorker:
         top = next((r for r in report.files if not r.parent_doc_id), None)
         if top is None:  # cannot happen: one file in, one top-level result out
             top = FileResult(path=row.name, status="failed", error="no result from ingest")
-        return top, False
+        return top, False, {}
 
     def _failure_recorded(self, result: FileResult) -> bool:
         """Whether ingest recorded `result` as a failed document: the file itself could not

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel
 
-from ragbench.answer.citations import HeaderStyle, header
+from ragbench.answer.citations import HeaderStyle, fitting_blocks
 from ragbench.contradictions import Finding
 from ragbench.lexical import sentence_spans
 from ragbench.models import RetrievalResult, SearchFilters
@@ -138,14 +138,10 @@ def format_context(results: Sequence[RetrievalResult], findings: Sequence[Findin
     share = max(400, max_chars // len(results))
     by_lens: dict[str, list[str]] = {}
     ids: list[str] = []
-    used = 0
-    for result in results:
-        block = f"{header(result, style)}\n{_trim(result.text, share)}"
-        if ids and used + len(block) > max_chars:
-            break
+    for result, block in fitting_blocks(results, max_chars, lambda text: _trim(text, share),
+                                        style):
         by_lens.setdefault(result.lens, []).append(block)
         ids.append(result.chunk_id)
-        used += len(block) + 2
     sections = [f"## Lens: {lens}\n\n" + "\n\n".join(blocks) for lens, blocks in by_lens.items()]
     shown = [f for f in findings
              if sum(1 for side in f.chunks if side.get("chunk_id") in ids) >= 2]

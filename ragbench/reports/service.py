@@ -18,6 +18,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ragbench.answer.llm import ChatModel
@@ -68,18 +69,19 @@ def new_id(*parts: str, length: int = 12) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:length]
 
 
+@dataclass
 class ReportService:
-    """Create, write, tune and reshape reports (see the module docstring)."""
+    """Create, write, tune and reshape reports (see the module docstring), with the store,
+    the retrieval, the workspace's lenses, chunk lookup, contradiction finding and the part
+    writer it is given.
+    """
 
-    def __init__(self, store: ReportStore, search: Search, lenses: Callable[[], list[str]],
-                 chunks: ChunksById, find_contradictions: FindContradictions,
-                 generator: PartGenerator) -> None:
-        self.store = store
-        self.search = search
-        self.all_lenses = lenses
-        self.chunks = chunks
-        self.find_contradictions = find_contradictions
-        self.generator = generator
+    store: ReportStore
+    search: Search
+    all_lenses: Callable[[], list[str]]
+    chunks: ChunksById
+    find_contradictions: FindContradictions
+    generator: PartGenerator
 
     # --- reports --------------------------------------------------------------------------
 

@@ -9,32 +9,39 @@ by `ragbench ingest PATH`, re-processing of stale documents, and context graph r
 `reprocess` and `rebuild_graph` are what the faces without a choice of their own call (the
 app, HTTP, MCP): the backend decides here whether the work is queued or done in process,
 and either way the answer is the same model, `QueuedUploads`, whose `deferred` tells which.
+`run_reprocess` and `run_graph` queue the same work on PostgreSQL and wait for the workers,
+answering what the in-process work answers (`ReprocessReport`, `GraphStats`), so a face that
+waits (`ragbench reprocess`, `graph build`) prints one shape on both backends.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragbench.errors import InvalidRequestError
+from ragbench.errors import GraphError, InvalidRequestError
 from ragbench.ingest import Progress
 from ragbench.ingest.library import FileProgress
 from ragbench.ingest.sources import FileItem, make_report
-from ragbench.ingest.versioning import ReprocessReport
+from ragbench.ingest.versioning import ReprocessReport, StaleDocument
 from ragbench.jobs import InProcessQueue, JobState, QueuedUploads
 from ragbench.jobs.models import QueuedIngestReport, queued_ingest_report, queued_message
 from ragbench.maintenance.status import reprocess_summary, stale_report
 from ragbench.models import FileResult, IngestReport
 from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.workbench.parts import WorkbenchParts
+from ragbench.workbench.results import GraphStats
 
 if TYPE_CHECKING:
     from ragbench.jobs.pgqueue import PgJobQueue
     from ragbench.jobs.pgworker import WorkerReport
 
 FINISHED = ("done", "failed")
+OnState = Callable[[JobState], None]
+"""Told each change of a followed job's state, as it is seen."""
 
 
 class WorkbenchRunner:
@@ -113,17 +120,71 @@ class JobsArea:
         """One re-processing job per stale document whose original is in reach (PostgreSQL);
         the others are settled as failed with the reason.
         """
+        return self._queue_reprocess(target_version)[1]
+
+    def _queue_reprocess(self, target_version: int | None,
+                         ) -> tuple[list[StaleDocument], QueuedUploads]:
         queue = self._pg("re-processing")
         if target_version is not None and not 1 <= target_version <= CURRENT_INGEST_VERSION:
             raise InvalidRequestError(
                 f"target version {target_version} is not between 1 and the current ingest "
                 f"version {CURRENT_INGEST_VERSION}")
         stale = self._wb.library_service.stale(target_version)
-        return queue.submit_reprocess(stale, target_version)
+        return stale, queue.submit_reprocess(stale, target_version)
+
+    def wait(self, jobs: Sequence[JobState], on_state: OnState | None = None,
+             timeout: float | None = None) -> list[JobState]:
+        """These jobs in their final states (done or failed), in the order given; each change
+        of state on the way goes to `on_state` (see `follow`).
+        """
+        final = {j.id: j for j in jobs}
+        if jobs:
+            for state in self.follow([j.id for j in jobs], timeout=timeout):
+                final[state.id] = state
+                if on_state is not None:
+                    on_state(state)
+        return [final[j.id] for j in jobs]
+
+    def run_reprocess(self, target_version: int | None = None, on_state: OnState | None = None,
+                      timeout: float | None = None) -> ReprocessReport:
+        """Re-process the stale documents through the workers and wait for them (PostgreSQL):
+        the jobs of `submit_reprocess`, followed (`on_state`) until each is done or failed,
+        answered as an in-process re-process (`wb.maintenance.reprocess`): each document's
+        result as its job recorded it, documents settled without a job among the results
+        (or `not_reprocessable`), the embedding counts summed over the jobs.
+        """
+        started = time.perf_counter()
+        stale, queued = self._queue_reprocess(target_version)
+        jobs = self.wait(queued.jobs, on_state, timeout)
+        unreachable = {s.doc_id for s in stale if not s.reprocessable}
+        results = [j.result or FileResult(path=j.name, status="failed", source_id=j.source_id,
+                                          error=j.reason or f"job {j.id} failed")
+                   for j in jobs]
+        results += [r for r in queued.settled if r.doc_id not in unreachable]
+        totals: dict[str, int] = dict(Counter(r.status for r in results))
+        totals.update(stale=len(stale), not_reprocessable=len(unreachable))
+        return ReprocessReport(
+            dry_run=False, target_version=target_version or CURRENT_INGEST_VERSION, stale=stale,
+            results=results, not_reprocessable=[s for s in stale if not s.reprocessable],
+            totals=totals, embedded=sum(j.stats.get("embedded", 0) for j in jobs),
+            cached=sum(j.stats.get("cached", 0) for j in jobs),
+            seconds=round(time.perf_counter() - started, 3))
 
     def submit_graph(self, rebuild: bool = True) -> QueuedUploads:
         """A job rebuilding (or updating) the context graph on the worker that runs it."""
         return self._pg("a graph rebuild").submit_graph(rebuild)
+
+    def run_graph(self, rebuild: bool = True, on_state: OnState | None = None,
+                  timeout: float | None = None) -> GraphStats:
+        """Rebuild (or update) the context graph through a worker and wait (PostgreSQL): the
+        graph job of `submit_graph`, followed (`on_state`) until it is done, answered as an
+        in-process `wb.graph.build`: the stats of the graph the worker saved in the database
+        (which every host reads). A failed job is a `GraphError` with its reason.
+        """
+        (job,) = self.wait(self.submit_graph(rebuild).jobs, on_state, timeout)
+        if job.state == "failed":
+            raise GraphError(f"graph job {job.id} failed: {job.reason or 'no reason recorded'}")
+        return GraphStats(**self._wb.graph_service.current().stats())
 
     def reprocess(self, target_version: int | None = None, progress: Progress | None = None,
                   file_progress: FileProgress | None = None) -> QueuedUploads:

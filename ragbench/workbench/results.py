@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragbench.answer.saved import CitationTarget
 from ragbench.maintenance.status import BackendStatus
-from ragbench.models import DocumentRecord
+from ragbench.models import ChunkSpan, DocumentRecord
 
 __all__ = ["CitationTarget"]  # defined by its stage, re-exported with the others
 
@@ -41,17 +41,11 @@ class WorkspaceStats(BaseModel):
     per_format: dict[str, int]
 
 
-class StoredChunk(BaseModel):
+class StoredChunk(ChunkSpan):
     """A chunk as stored in the catalog (without its embedding text), with archive links."""
 
     model_config = ConfigDict(extra="allow")  # columns added by later migrations pass through
 
-    chunk_id: str
-    doc_id: str
-    chunk_index: int
-    total_chunks: int
-    start_char: int
-    end_char: int
     token_count: int
     chunk_type: str
     section_path: str = ""

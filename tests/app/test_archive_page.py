@@ -21,11 +21,14 @@ HOSTILE_MD = ("# Notes\n\nRaw HTML <img src=x onerror=alert(1)> and <b>bold</b> 
               "<script>alert(3)</script>\n")
 
 
-def open_archive(workspace):
+def open_archive(workspace, **query: str):
+    """The app opened on its Archive page with these query parameters (`doc`, `view`)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     at.switch_page("app_pages/archive.py")
+    for name, value in query.items():
+        at.query_params[name] = value
     at.run()
     assert not at.exception, at.exception
     return at
@@ -149,12 +152,7 @@ def test_chat_citation_offers_view_and_download(hostile_ws):
 def test_doc_query_parameter_selects_the_document(hostile_ws):
     wb = Workbench(hostile_ws, Settings())
     ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/archive.py")
-    at.query_params["doc"] = ids["ledger.txt"]
-    at.run()
-    assert not at.exception, at.exception
+    at = open_archive(hostile_ws, doc=ids["ledger.txt"])
     assert at.selectbox(key="archive_doc").value == ids["ledger.txt"]
     assert "quarterly ledger closes" in view_of(at)
 
@@ -174,12 +172,7 @@ def test_email_thread_shows_every_message_in_one_view(tmp_path, monkeypatch):
     wb.library.ingest([src], root=src)
     ids = {d.file_name: d.doc_id for d in wb.catalog.list_documents()}
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(ws))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/archive.py")
-    at.query_params["doc"] = ids["re-budget-late.eml"]
-    at.run()
-    assert not at.exception, at.exception
+    at = open_archive(ws, doc=ids["re-budget-late.eml"])
     view = view_of(at)
     assert "<strong>Messages:</strong> 3" in view
     assert re.findall(r"<h2>Message (\d)( \(this message\))?</h2>", view) == [
@@ -196,12 +189,6 @@ def test_email_thread_shows_every_message_in_one_view(tmp_path, monkeypatch):
     alone = view_of(at)
     assert "<strong>Messages:</strong> 1" in alone and "raise travel" not in alone
     # a link of the thread view opens that message's own view
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/archive.py")
-    at.query_params["doc"] = ids["budget.eml"]
-    at.query_params["view"] = "message"
-    at.run()
-    assert not at.exception, at.exception
+    at = open_archive(ws, doc=ids["budget.eml"], view="message")
     assert at.selectbox(key="archive_doc").value == ids["budget.eml"]
     assert "<strong>Messages:</strong> 1" in view_of(at)

@@ -33,18 +33,24 @@ def demo_ws(tmp_path_factory):
     return demo_workbench(tmp_path_factory.mktemp("demo")).workspace
 
 
+@pytest.fixture
+def demo_app(demo_ws, monkeypatch):
+    """The demo workspace, made the app's ($RAGBENCH_WORKSPACE) for this test."""
+    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+    return demo_ws
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_render_on_empty_workspace(tmp_path, monkeypatch, page):
     monkeypatch.setenv("RAGBENCH_WORKSPACE", str(tmp_path))
     run_page(tmp_path, page)
 
 
-def test_dashboard_is_the_default_page_and_shows_counts(demo_ws, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
+def test_dashboard_is_the_default_page_and_shows_counts(demo_app):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Dashboard"
-    stats = Workbench(demo_ws).library.stats().model_dump()
+    stats = Workbench(demo_app).library.stats().model_dump()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Documents"] == f"{stats['documents']:,}"
     assert metrics["Chunks"] == f"{stats['chunks']:,}"
@@ -54,45 +60,41 @@ def test_dashboard_is_the_default_page_and_shows_counts(demo_ws, monkeypatch):
     assert "Embeddings: sentence-transformers" in sidebar and "Answers: extractive" in sidebar
 
 
-def test_dashboard_gives_a_next_step_asked_on_the_chat_page(demo_ws, monkeypatch):
+def test_dashboard_gives_a_next_step_asked_on_the_chat_page(demo_app):
     """Issue 16: the dashboard offered no next step; its ask box now opens Chat with the
     question asked."""
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    before = {c.conversation_id for c in Workbench(demo_ws).chats.list()}
+    before = {c.conversation_id for c in Workbench(demo_app).chats.list()}
     at.text_input(key="dashboard_q").input("What is our #1 priority?")
     at.button[0].click().run()
     assert not at.exception, at.exception
     history = at.session_state["chat_history"]
     assert [q for q, _ in history] == ["What is our #1 priority?"]  # asked once
     assert "[1]" in history[0][1]["answer"]
-    made = [c for c in Workbench(demo_ws).chats.list() if c.conversation_id not in before]
+    made = [c for c in Workbench(demo_app).chats.list() if c.conversation_id not in before]
     assert len(made) == 1
-    Workbench(demo_ws).chats.delete(made[0].conversation_id)  # the module's workspace, as found
+    Workbench(demo_app).chats.delete(made[0].conversation_id)  # the module's workspace, as found
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_pages_render_on_demo_corpus(demo_ws, monkeypatch, page):
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    run_page(demo_ws, page)
+def test_pages_render_on_demo_corpus(demo_app, page):
+    run_page(demo_app, page)
 
 
-def test_library_filters_and_document_view(demo_ws, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "app_pages/library.py")
+def test_library_filters_and_document_view(demo_app):
+    at = run_page(demo_app, "app_pages/library.py")
     at.multiselect(key="f_lens").select("engineering").run()
     assert not at.exception, at.exception
     table = at.dataframe(key="library_table").value
     assert set(table["lens"]) == {"engineering"} and len(table) == 3
 
 
-def test_library_has_no_silent_lens_and_says_what_failed(demo_ws, monkeypatch):
+def test_library_has_no_silent_lens_and_says_what_failed(demo_app):
     """Issue 16 rough edges: uploads landed in the first lens without a choice, failed files
     counted as documents, and a batch where every file failed got a green banner."""
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "app_pages/library.py")
+    at = run_page(demo_app, "app_pages/library.py")
     assert at.selectbox(key="lens_pick").value is None  # nothing preselected
-    documents = len(Workbench(demo_ws).library.documents())
+    documents = len(Workbench(demo_app).library.documents())
     assert any(c.value.startswith(f"{documents:,} documents") for c in at.caption), \
         [c.value for c in at.caption]
     at.session_state["last_ingest"] = {"totals": {
@@ -109,17 +111,15 @@ def test_library_has_no_silent_lens_and_says_what_failed(demo_ws, monkeypatch):
     assert list(cells["status"]) == ["✗ failed", "✗ failed"]
 
 
-def test_search_page_shows_hits_as_text(demo_ws, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "app_pages/search.py")
+def test_search_page_shows_hits_as_text(demo_app):
+    at = run_page(demo_app, "app_pages/search.py")
     at.text_input[0].input("Postgres 16 migration").run()
     assert not at.exception
     assert any("Postgres" in t.value for t in at.text)
 
 
-def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_WORKSPACE", str(demo_ws))
-    at = run_page(demo_ws, "app_pages/chat.py")
+def test_chat_answers_and_citation_opens_passage(demo_app):
+    at = run_page(demo_app, "app_pages/chat.py")
     at.chat_input[0].set_value("When does the Postgres 16 migration finish?").run()
     assert not at.exception, at.exception
     answer = at.session_state["chat_history"][0][1]["answer"]
@@ -135,17 +135,17 @@ def test_chat_answers_and_citation_opens_passage(demo_ws, monkeypatch):
     # the question was asked in a stored conversation, named in the URL
     chat_id = at.session_state["chat_id"]
     assert at.query_params["chat"] == [chat_id] or at.query_params["chat"] == chat_id
-    conversation = Workbench(demo_ws).chats.get(chat_id)
+    conversation = Workbench(demo_app).chats.get(chat_id)
     assert [t.response.question for t in conversation.history] == [
         "When does the Postgres 16 migration finish?"]
     assert any(c.value.startswith("Answered by: extractive") for c in at.caption)
     # a reload (a new session with the same URL) restores the conversation
-    again = run_page(demo_ws, "app_pages/chat.py", query={"chat": chat_id})
+    again = run_page(demo_app, "app_pages/chat.py", query={"chat": chat_id})
     assert not again.exception, again.exception
     assert again.session_state["chat_history"][0][1]["answer"] == answer
     again.button(key="chat_delete").click().run()
     assert not again.exception, again.exception
-    assert chat_id not in {c.conversation_id for c in Workbench(demo_ws).chats.list()}
+    assert chat_id not in {c.conversation_id for c in Workbench(demo_app).chats.list()}
 
 
 def test_settings_save_reports_stale_documents(demo_ws, tmp_path, monkeypatch):

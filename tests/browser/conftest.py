@@ -76,6 +76,16 @@ class AppServer:
         self.log.close()
 
 
+def open_from_root(page, url: str, path: str, heading: str) -> None:
+    """Open the app's root first (app.py sets up st.navigation and the workbench), then `path`
+    (with its query), waiting for the Dashboard's heading and then for `heading`.
+    """
+    page.goto(url)
+    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
+    page.goto(f"{url}/{path}")
+    page.get_by_role("heading", name=heading, exact=True).first.wait_for()
+
+
 @contextmanager
 def live_app(workspace: Path, log_name: str, timeout: float = 60.0,
              extra_env: dict[str, str] | None = None) -> Iterator[AppServer]:

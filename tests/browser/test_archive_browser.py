@@ -7,7 +7,7 @@ import pytest
 
 from ragbench.config import Settings
 from ragbench.workbench import Workbench
-from tests.browser.conftest import ARTIFACTS, live_app
+from tests.browser.conftest import ARTIFACTS, live_app, open_from_root
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,10 +46,7 @@ def test_archive_view_shows_html_as_text(hostile_server, page, name, visible, ev
     server, ids = hostile_server
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.goto(server.url)  # app.py first: it sets up st.navigation and the workbench
-    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
-    page.goto(f"{server.url}/archive?doc={ids[name]}")
-    page.get_by_role("heading", name="Archive", exact=True).first.wait_for()
+    open_from_root(page, server.url, f"archive?doc={ids[name]}", "Archive")
     main = page.get_by_test_id("stMainBlockContainer")
     main.get_by_text(visible, exact=False).first.wait_for(timeout=60_000)
     page.wait_for_timeout(1000)
@@ -64,10 +61,7 @@ def test_archive_view_fetches_nothing_remote(hostile_server, page):
     server, ids = hostile_server
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
-    page.goto(server.url)
-    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
-    page.goto(f"{server.url}/archive?doc={ids['remote.md']}")
-    page.get_by_role("heading", name="Archive", exact=True).first.wait_for()
+    open_from_root(page, server.url, f"archive?doc={ids['remote.md']}", "Archive")
     main = page.get_by_test_id("stMainBlockContainer")
     main.get_by_text("[image: titled]").first.wait_for(timeout=60_000)
     main.get_by_text(":red[red] $x$ :material/home:", exact=False).first.wait_for()

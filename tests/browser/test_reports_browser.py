@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ragbench.workbench import Workbench
-from tests.browser.conftest import ARTIFACTS, live_app
+from tests.browser.conftest import ARTIFACTS, live_app, open_from_root
 
 from ..conftest import lens_workbench
 
@@ -52,10 +52,7 @@ def test_create_report_open_citation_export_markdown(reports_server, page):
     page.set_default_timeout(120_000)
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.goto(server.url)  # app.py first: it sets up st.navigation and the workbench
-    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
-    page.goto(f"{server.url}/reports")
-    page.get_by_role("heading", name="Reports", exact=True).first.wait_for()
+    open_from_root(page, server.url, "reports", "Reports")
     wait_idle(page)
 
     title = page.get_by_label("Title")
@@ -111,10 +108,7 @@ def test_a_brief_answers_its_question_in_themed_paragraphs(reports_server, page)
     statement cited; screenshot kept as an artifact."""
     server, workspace = reports_server
     page.set_default_timeout(120_000)
-    page.goto(server.url)
-    page.get_by_role("heading", name="Dashboard", exact=True).first.wait_for()
-    page.goto(f"{server.url}/reports")
-    page.get_by_role("heading", name="Reports", exact=True).first.wait_for()
+    open_from_root(page, server.url, "reports", "Reports")
     wait_idle(page)
     expander = page.get_by_test_id("stExpander").filter(has_text="New report").first
     if not page.get_by_role("textbox", name="Title").first.is_visible():

@@ -26,7 +26,7 @@ from ragbench.service.api import create_app
 from ragbench.workbench import Workbench
 from tests.jobs.test_replicas_fault_load import CALL_TIMEOUT, Replica
 from tests.jobs.test_worker_postgres import (
-    DOCS,
+    corpus,
     embeddings,  # noqa: F401  (the module's fixture)
     finish,
     start_worker,
@@ -38,14 +38,6 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 STALE = "chunk_size = 64\nchunk_overlap = 8\n"
 """Other chunk settings than the documents were made with: every document is stale."""
-
-
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name in ("tidepool.md", "oncall.md"):
-        (folder / name).write_text(DOCS[name])
-    return folder
 
 
 def mcp_calls(folder: Path, calls: list[tuple[str, dict]]) -> list[dict]:

@@ -24,6 +24,7 @@ from ragbench.service.api import create_app
 from ragbench.workbench import Workbench
 from tests.jobs.test_worker_postgres import (
     DOCS,
+    corpus,
     embeddings,  # noqa: F401  (the module's fixture)
     finish,
     start_worker,
@@ -205,27 +206,24 @@ def test_reprocess_and_graph_jobs_run_on_a_worker(
     schema = f"q_{os.getpid()}_c"
     cli_ws = workspace(tmp_path, "cli", postgres_url, schema, embeddings.url)
     worker_ws = workspace(tmp_path, "worker", postgres_url, schema, embeddings.url)
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name in ("tidepool.md", "oncall.md"):
-        (corpus / name).write_text(DOCS[name])
+    docs = corpus(tmp_path)
     wb = Workbench(cli_ws, load_settings(cli_ws))
-    assert wb.library.ingest([corpus], root=corpus).totals["inserted"] == 2  # in process
+    assert wb.library.ingest([docs], root=docs).totals["inserted"] == 2  # in process
     assert files_in(worker_ws) == []
 
     for folder in (cli_ws, worker_ws):  # other chunk settings: both documents are stale
         with (folder / "settings.toml").open("a") as f:
             f.write("chunk_size = 64\nchunk_overlap = 8\n")
     capsys.readouterr()
-    assert cli_main(["--workspace", str(cli_ws), "--json", "reprocess"]) == 0
+    assert cli_main(["--workspace", str(cli_ws), "--json", "reprocess", "--no-wait"]) == 0
     queued = json.loads(capsys.readouterr().out)
     assert sorted((j["kind"], j["source_id"]) for j in queued["jobs"]) == [
         ("reprocess", "oncall.md"), ("reprocess", "tidepool.md")]
-    assert cli_main(["--workspace", str(cli_ws), "--json", "graph", "build"]) == 0
+    assert cli_main(["--workspace", str(cli_ws), "--json", "graph", "build", "--no-wait"]) == 0
     (graph_job,) = json.loads(capsys.readouterr().out)["jobs"]
     assert (graph_job["kind"], graph_job["state"]) == ("graph", "queued")
     # a second request while one is queued gives the same job back
-    assert cli_main(["--workspace", str(cli_ws), "--json", "graph", "build"]) == 0
+    assert cli_main(["--workspace", str(cli_ws), "--json", "graph", "build", "--no-wait"]) == 0
     assert json.loads(capsys.readouterr().out)["jobs"][0]["id"] == graph_job["id"]
 
     # the worker's folder has no original: it re-processes from the database
@@ -235,6 +233,7 @@ def test_reprocess_and_graph_jobs_run_on_a_worker(
     jobs = {j.id: j for j in cli.jobs.list()}
     for j in queued["jobs"]:
         assert (jobs[j["id"]].state, jobs[j["id"]].result.status) == ("done", "reprocessed")
+        assert jobs[j["id"]].stats["embedded"] + jobs[j["id"]].stats["cached"] > 0
     assert cli.maintenance.stale() == []
     graph = jobs[graph_job["id"]]
     assert graph.state == "done" and graph.summary.startswith("rebuilt: ")

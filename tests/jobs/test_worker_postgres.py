@@ -117,6 +117,15 @@ def workspace(base: Path, name: str, url: str, schema: str, embed_url: str) -> P
     return folder
 
 
+def corpus(base: Path, names: tuple[str, ...] = ("tidepool.md", "oncall.md")) -> Path:
+    """The folder `base/corpus` holding these documents of DOCS."""
+    folder = base / "corpus"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text(DOCS[name])
+    return folder
+
+
 def start_worker(folder: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGBENCH_", "OPENAI_"))}
     env["PYTHONPATH"] = str(ROOT)

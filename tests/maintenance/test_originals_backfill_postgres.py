@@ -20,6 +20,7 @@ from ragbench.ids import file_hash
 from ragbench.workbench import Workbench
 from tests.jobs.test_worker_postgres import (
     DOCS,
+    corpus,
     embeddings,  # noqa: F401  (the module's fixture)
     workspace,
 )
@@ -37,12 +38,9 @@ def test_doctor_loads_the_originals_a_host_has_and_names_those_none_has(
     schema = f"o_{os.getpid()}"
     host_a = workspace(tmp_path, "a", postgres_url, schema, embeddings.url)
     host_b = workspace(tmp_path, "b", postgres_url, schema, embeddings.url)
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name in ("tidepool.md", "oncall.md", "pricing.txt"):
-        (corpus / name).write_text(DOCS[name])
+    docs = corpus(tmp_path, ("tidepool.md", "oncall.md", "pricing.txt"))
     a = Workbench(host_a, load_settings(host_a))
-    assert a.library.ingest([corpus], root=corpus).totals["inserted"] == 3
+    assert a.library.ingest([docs], root=docs).totals["inserted"] == 3
     hashes = {file_hash(DOCS[n].encode()) for n in ("tidepool.md", "oncall.md", "pricing.txt")}
     assert held(a) == hashes
     assert a.maintenance.doctor(repair=False).missing_originals == 0  # nothing to do
@@ -52,7 +50,7 @@ def test_doctor_loads_the_originals_a_host_has_and_names_those_none_has(
     a.archive_folder.path_of(pricing.archive_download_uri).unlink()  # its archive copy too
     with a.stores.engine.begin() as conn:
         conn.execute(sa.text("DELETE FROM originals"))
-    (corpus / "pricing.txt").unlink()  # nor at its source path
+    (docs / "pricing.txt").unlink()  # nor at its source path
 
     b = Workbench(host_b, load_settings(host_b))
     checked = b.maintenance.doctor(repair=False)
@@ -79,8 +77,8 @@ def test_doctor_loads_the_originals_a_host_has_and_names_those_none_has(
     assert (again.missing_originals, again.originals_loaded) == (1, 0)
     # once the lost one is ingested again (unchanged: skipped, its original kept on the
     # way), every document has its original
-    (corpus / "pricing.txt").write_text(DOCS["pricing.txt"])
-    (again_in,) = a.library.ingest([corpus / "pricing.txt"], root=corpus).files
+    (docs / "pricing.txt").write_text(DOCS["pricing.txt"])
+    (again_in,) = a.library.ingest([docs / "pricing.txt"], root=docs).files
     assert (again_in.status, again_in.reason) == ("skipped", "unchanged since the last ingest")
     final = b.maintenance.doctor(repair=False)
     assert (final.missing_originals, final.consistent) == (0, True), final

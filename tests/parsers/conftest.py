@@ -6,6 +6,7 @@ files that more than one test file builds.
 from __future__ import annotations
 
 import io
+import zipfile
 from datetime import datetime
 
 from ragbench.models import ParsedDocument
@@ -33,6 +34,15 @@ def parse(data: bytes, name: str) -> ParsedDocument:
 def block_texts(doc: ParsedDocument, chunk_type: str | None = None) -> list[str]:
     return [doc.text[b.start_char : b.end_char] for b in doc.blocks
             if chunk_type is None or b.chunk_type == chunk_type]
+
+
+def make_zip(members: dict[str, str]) -> bytes:
+    """A zip archive in memory holding `members` (name -> text)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
 
 
 def make_pdf(pages: list[list[tuple[str, float]]]) -> bytes:

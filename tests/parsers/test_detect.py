@@ -3,9 +3,6 @@ detection by content and extension, refused and empty files."""
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import pytest
 
 from ragbench.parsers import (
@@ -24,6 +21,7 @@ from tests.parsers.conftest import (
     make_pdf,
     make_pptx,
     make_xlsx,
+    make_zip,
     parse,
 )
 
@@ -85,11 +83,8 @@ def test_binary_and_unsupported_rejected(data: bytes, name: str, fragment: str) 
 
 
 def test_zip_that_is_not_office_rejected() -> None:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("readme.txt", "hello")
     with pytest.raises(UnsupportedFormatError, match="zip archive"):
-        parse_bytes(buffer.getvalue(), "bundle.zip")
+        parse_bytes(make_zip({"readme.txt": "hello"}), "bundle.zip")
 
 
 def test_empty_and_whitespace_files() -> None:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import pytest
 
 from ragbench.parsers import ParseError, parse_bytes
-from tests.parsers.conftest import block_texts, make_docx, parse
+from tests.parsers.conftest import block_texts, make_docx, make_zip, parse
 
 pytestmark = pytest.mark.unit
 
@@ -32,9 +29,7 @@ def test_docx_structure() -> None:
 
 
 def test_docx_corrupt_is_parse_error() -> None:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("word/document.xml", "<not really xml")
+    data = make_zip({"word/document.xml": "<not really xml"})
     with pytest.raises(ParseError, match="cannot parse bad.docx"):
-        parse_bytes(buffer.getvalue(), "bad.docx")
+        parse_bytes(data, "bad.docx")
 
