@@ -39,6 +39,10 @@ MIN_IDF = 1e-6
 """FTS5's floor for the idf of a word in more than half the chunks."""
 BATCH = 500
 """Chunks read per round when the index is rebuilt."""
+PRUNE_ABOVE = 100_000
+"""Below this many postings of the query's words `top_chunks` sums them all: pruning's extra
+statement and lookups cost more than reading them (measured at 100k and 1M chunks,
+docs/team.md)."""
 REST_SHARE = 0.6
 """The share of the floor θ the non-essential words' bounds may sum to (`top_chunks`; chosen
 on 1M chunks of SciFact text: docs/team.md)."""
@@ -202,7 +206,8 @@ _PRUNED = sa.text(  # constant SQL: every value is a bound parameter
 def top_chunks(conn: sa.Connection, weights: dict[str, float], frequencies: dict[str, int],
                average: float, k: int) -> list[tuple[int, float]]:
     """The `k` best chunks for the weighted words as (rowid, BM25 score), best first, ties by
-    rowid: the same chunks and scores as summing every posting, reading far fewer of them.
+    rowid: the same chunks and scores as summing every posting, reading far fewer of them
+    when there are more than `PRUNE_ABOVE`.
 
     MaxScore (Turtle and Flood, 1995): no chunk can score more from a word than
     weight × (k1 + 1), the word's bound. First a floor θ under the k-th best score: the best
@@ -217,6 +222,8 @@ def top_chunks(conn: sa.Connection, weights: dict[str, float], frequencies: dict
     """
     if k < 1:
         return []
+    if sum(frequencies.get(t, 0) for t in weights) <= PRUNE_ABOVE:
+        return summed_top(conn, weights, average, k)
     order = sorted(weights, key=lambda t: (frequencies.get(t, 0), t))
     first, budget = [order[0]], FIRST_POSTINGS
     for term in order[1:]:
@@ -238,6 +245,16 @@ def top_chunks(conn: sa.Connection, weights: dict[str, float], frequencies: dict
                                                       theta)
         if rest_bound == 0 or rest_bound * (1 + 1e-9) < theta:
             return rows
+
+
+def summed_top(conn: sa.Connection, weights: dict[str, float], average: float,
+               k: int) -> list[tuple[int, float]]:
+    """The `k` best chunks as (rowid, BM25 score) by summing every posting of every word."""
+    postings = scored_postings(weights, average)
+    score = sa.func.sum(postings.c.contribution).label("score")
+    statement = (sa.select(postings.c.chunk_rowid, score).group_by(postings.c.chunk_rowid)
+                 .order_by(sa.desc("score"), postings.c.chunk_rowid).limit(k))
+    return [(int(r[0]), float(r[1])) for r in conn.execute(statement)]
 
 
 def floor_score(conn: sa.Connection, weights: dict[str, float], essential: list[str],

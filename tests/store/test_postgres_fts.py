@@ -71,6 +71,7 @@ QUERIES = ["kestrel cell protein", "osprey heron patient study effect", "gene le
 @pytest.mark.parametrize("first_postings", [0, 40, 10_000])
 def test_pruned_ranking_is_the_exhaustive_one(catalog, monkeypatch, first_postings):
     monkeypatch.setattr(postgres_fts, "FIRST_POSTINGS", first_postings)
+    monkeypatch.setattr(postgres_fts, "PRUNE_ABOVE", 0)  # a few hundred chunks: prune anyway
     rounds: list[tuple[int, int]] = []  # (essential words, all words) of each ranking
     floors: list[float] = []
     real_rank, real_floor = postgres_fts.ranked_by_essential, postgres_fts.floor_score
@@ -104,7 +105,22 @@ def test_pruned_ranking_is_the_exhaustive_one(catalog, monkeypatch, first_postin
         assert any(essential < total for essential, total in rounds)
 
 
-def test_search_through_the_catalog_uses_the_pruned_ranking(catalog):
+def test_few_postings_are_summed_without_pruning(catalog, monkeypatch):
+    calls = []
+    monkeypatch.setattr(postgres_fts, "floor_score", lambda *a: calls.append(a) or 0.0)
+    with catalog.engine.connect() as conn:
+        weights, average, frequencies = postgres_fts.query_weights(
+            conn, query_terms("kestrel cell protein"))
+        assert sum(frequencies.values()) <= postgres_fts.PRUNE_ABOVE
+        summed = postgres_fts.top_chunks(conn, weights, frequencies, average, 5)
+        full = exhaustive(conn, weights, average, 5)
+    assert [r for r, _ in summed] == [r for r, _ in full]
+    assert [s for _, s in summed] == pytest.approx([s for _, s in full], rel=1e-12)
+    assert not calls
+
+
+def test_search_through_the_catalog_uses_the_pruned_ranking(catalog, monkeypatch):
+    monkeypatch.setattr(postgres_fts, "PRUNE_ABOVE", 0)
     hits = catalog.fts_search("kestrel cell protein", 5)
     with catalog.engine.connect() as conn:
         weights, average, _ = postgres_fts.query_weights(conn, query_terms("kestrel cell protein"))
