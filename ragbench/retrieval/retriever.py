@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -236,8 +238,15 @@ class Retriever:
         fuse them under many settings (`fuse`) without searching again.
         """
         depth = max(self.settings.hybrid_candidates, k)
-        fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
-        return ranked(fts), ranked(self._vector(query, depth, filters))
+        if getattr(self.catalog, "backend", "embedded") != "postgres":
+            fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
+            return ranked(fts), ranked(self._vector(query, depth, filters))
+        # a database server runs the two searches at once: the full-text query on a thread of
+        # its own while this one embeds the query and asks for its neighbours
+        lexical = _searches().submit(copy_context().run, self.catalog.fts_search, query,
+                                     depth, filters=filters, level=level)
+        vector = ranked(self._vector(query, depth, filters))
+        return ranked(lexical.result()), vector
 
     def _fuse(
         self, fts: list[tuple[str, float]], vec: list[tuple[str, float]]
@@ -390,3 +399,9 @@ def _chroma_where(filters: SearchFilters | None) -> dict | None:
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+@cache
+def _searches() -> ThreadPoolExecutor:
+    """The threads full-text searches of a database catalog run on beside vector search."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragbench-fts")

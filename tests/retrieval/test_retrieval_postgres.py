@@ -2,12 +2,14 @@
 
 Same documents, same assertions: every mode finds the migration date, balanced gives each lens
 a voice, filters hold in fts / vector / hybrid, user syntax never breaks full-text search, and
-media-level FTS ranks the document with both words first. PostgreSQL ranks full text with
-rarity-weighted `ts_rank`, not FTS5's bm25, so scores and the order of near ties may differ
-between engines: these tests check which chunks come back (and the top hit only where one
-document clearly matches best), never score values; test_postgres_backend.py compares the
-matched sets of both engines directly.
+media-level FTS ranks the document with both words first. Full text is scored as FTS5 scores
+it on both backends (test_postgres_backend.py compares the scores), but media-level ranking
+differs by engine, so these tests check which chunks come back (and the top hit only where one
+document clearly matches best), never score values. Hybrid search on PostgreSQL runs its
+full-text query on a thread of its own beside the vector search, with the same result.
 """
+
+import threading
 
 import pytest
 
@@ -25,3 +27,20 @@ from tests.retrieval.test_retrieval import (  # noqa: F401  (collected here with
 def wb(tmp_path_factory, postgres_url):
     return lens_workbench(tmp_path_factory.mktemp("corpus"), tmp_path_factory.mktemp("ws"), DOCS,
                           postgres_settings(postgres_url))
+
+
+@pytest.mark.integration
+def test_hybrid_runs_full_text_beside_vector_search(wb, monkeypatch):
+    threads = []
+    search = wb.catalog.fts_search
+
+    def recorded(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(wb.catalog, "fts_search", recorded)
+    hits = wb.search.query("when does the Postgres migration finish", mode="hybrid", top_k=5)
+    assert threads and threads[0].startswith("ragbench-fts")
+    assert threads[0] != threading.current_thread().name
+    fts = [h.chunk_id for h in wb.search.query("when does the Postgres migration finish", mode="fts", top_k=50)]
+    assert {h.chunk_id for h in hits} & set(fts)  # the full-text candidates were fused in
