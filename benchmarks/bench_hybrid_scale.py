@@ -26,6 +26,11 @@ temporary folder; the embedded store is a temporary workspace folder. Not run by
 
     python benchmarks/bench_hybrid_scale.py [--sizes 10000 100000] [--queries 200]
         [--backends postgres embedded] [--text-only-sizes 1000000] [--bulk-sizes 1000000]
+        [--pg-dir DIR]
+
+`--pg-dir DIR` keeps the PostgreSQL server's data folder and its workspaces (schema
+`bench_N`) after the run; the next run with the same folder reuses what they hold and writes
+only what is missing, so a 1M workspace built once can be measured again on a quiet machine.
 
 `--bulk-sizes` loads those sizes' PostgreSQL vectors with `PgVectors.load` (binary COPY, then
 one in-memory parallel HNSW build, `maintenance_work_mem` BUILD_MEMORY_MB) instead of
@@ -111,11 +116,20 @@ class Data:
 def build(catalog: Any, vectors: Any, data: Data, bulk: bool = False) -> dict[str, Any]:
     """Write every chunk through the catalog and every vector through the store (no vectors
     when `vectors` is None: a text-only size); `bulk` loads the vectors with
-    `PgVectors.load` (COPY, then the HNSW index built once) instead of `upsert`.
+    `PgVectors.load` (COPY, then the HNSW index built once) instead of `upsert`. What a
+    kept PostgreSQL workspace (`--pg-dir`) already holds is not written again.
     """
     from ragbench.models import Chunk, DocumentRecord
 
     n = len(data.ids)
+    kept = catalog.chunk_count()
+    if kept not in (0, n):
+        raise SystemExit(f"the kept workspace holds {kept} chunks, not {n}: drop its schema")
+    if kept:
+        out: dict[str, Any] = {"catalog_s": "kept from an earlier run (--pg-dir)"}
+        if vectors is None or vectors.count() == n:
+            return {**out, "vectors_s": "kept from an earlier run (--pg-dir)"}
+        return {**out, **build_vectors(vectors, data, bulk)}
     start = time.perf_counter()
     docs = range(0, n, CHUNKS_PER_DOC)
     batch: list[tuple[DocumentRecord, str, list[Chunk]]] = []
@@ -145,6 +159,14 @@ def build(catalog: Any, vectors: Any, data: Data, bulk: bool = False) -> dict[st
     catalog_s = time.perf_counter() - start
     if vectors is None:
         return {"catalog_s": round(catalog_s, 1)}
+    built = build_vectors(vectors, data, bulk)
+    return {"catalog_s": round(catalog_s, 1), **built,
+            "build_s": round(catalog_s + built["vectors_s"], 1)}
+
+
+def build_vectors(vectors: Any, data: Data, bulk: bool) -> dict[str, Any]:
+    """Write every vector through the store (`upsert`, or `PgVectors.load` when `bulk`)."""
+    n = len(data.ids)
     start = time.perf_counter()
     batches = ((data.ids[i:i + 2000], data.vectors[i:i + 2000],
                 [{"lens": data.lenses[j], "chunk_type": "text",
@@ -155,9 +177,7 @@ def build(catalog: Any, vectors: Any, data: Data, bulk: bool = False) -> dict[st
     else:
         for batch in batches:
             vectors.upsert(*batch)
-    vectors_s = time.perf_counter() - start
-    return {"catalog_s": round(catalog_s, 1), "vectors_s": round(vectors_s, 1),
-            "build_s": round(catalog_s + vectors_s, 1),
+    return {"vectors_s": round(time.perf_counter() - start, 1),
             "vector_write": "PgVectors.load (COPY, HNSW built once)" if bulk
             else "VectorStore.upsert, 2000 a call"}
 
@@ -241,7 +261,7 @@ def pruning_against_summing(catalog: Any, data: Data, k: int) -> dict[str, Any]:
 
 
 def run_postgres(url: str, data: Data, size: int, text_only: bool,
-                 bulk: bool = False) -> dict[str, Any]:
+                 bulk: bool = False, keep: bool = False) -> dict[str, Any]:
     import sqlalchemy as sa
 
     from ragbench.store.pgvectors import PgVectors
@@ -261,16 +281,18 @@ def run_postgres(url: str, data: Data, size: int, text_only: bool,
         out.update(measure(catalog, vectors, data))
         with engine.connect() as conn:
             if text_only:
-                conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-                conn.commit()
+                if not keep:
+                    conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+                    conn.commit()
                 return out
             plan = conn.execute(sa.text(
                 "EXPLAIN SELECT chunk_id FROM chunk_vectors ORDER BY "  # noqa: S608
                 f"embedding::vector({DIM}) <=> CAST(:q AS vector) LIMIT 10"),
                 {"q": json.dumps(data.query_vectors[0].tolist())}).scalars().all()
             out["uses_hnsw_index"] = any("chunk_vectors_hnsw" in line for line in plan)
-        with engine.begin() as tx:
-            tx.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        if not keep:
+            with engine.begin() as tx:
+                tx.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         return out
     finally:
         engine.dispose()
@@ -302,6 +324,10 @@ def main() -> None:
     parser.add_argument("--bulk-sizes", type=int, nargs="*", default=[],
                         help="sizes whose PostgreSQL vectors go in by PgVectors.load (COPY, "
                              "then one HNSW build) instead of upsert")
+    parser.add_argument("--pg-dir", type=Path, default=None,
+                        help="a PostgreSQL data folder kept after the run: its workspaces "
+                             "(schema bench_N) are kept and reused by the next run, which "
+                             "adds only what is missing (e.g. measure again on a quiet machine)")
     parser.add_argument("--backends", nargs="+", default=["postgres", "embedded"],
                         choices=["postgres", "embedded"])
     args = parser.parse_args()
@@ -324,7 +350,8 @@ def main() -> None:
             if "postgres" in args.backends:
                 import pgserver
 
-                server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="delete")
+                server = (pgserver.get_server(args.pg_dir, cleanup_mode="stop") if args.pg_dir
+                          else pgserver.get_server(Path(tmp) / "pg", cleanup_mode="delete"))
                 out["postgres_server"] = "pgserver PostgreSQL 16 + pgvector 0.6.2"
             for size in [*args.sizes, *args.text_only_sizes]:
                 text_only = size in args.text_only_sizes
@@ -335,7 +362,8 @@ def main() -> None:
                     if backend == "postgres":
                         assert server is not None
                         entry[backend] = run_postgres(server.get_uri(), data, size,
-                                                      text_only, size in args.bulk_sizes)
+                                                      text_only, size in args.bulk_sizes,
+                                                      keep=args.pg_dir is not None)
                     else:
                         entry[backend] = run_embedded(Path(tmp) / f"embedded_{size}", data,
                                                       text_only)
