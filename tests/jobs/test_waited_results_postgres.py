@@ -39,7 +39,7 @@ def run_json(capsys, folder, *args: str) -> dict:
 
 def test_reprocess_and_graph_build_print_the_embedded_shape_on_postgresql(
         postgres_url, embeddings, tmp_path, capsys):  # noqa: F811
-    schema = f"r_{os.getpid()}"
+    schema = f"waited_{os.getpid()}"  # its own: test_replicas_fault_load takes r_<pid>
     cli_ws = workspace(tmp_path, "cli", postgres_url, schema, embeddings.url)
     worker_ws = workspace(tmp_path, "worker", postgres_url, schema, embeddings.url)
     local_ws = tmp_path / "local"  # embedded: the same stub embeddings, no database_url
