@@ -18,7 +18,7 @@ from ragbench.chats.store import ConversationStore, title_of
 from ragbench.errors import InvalidRequestError, NotFoundError
 from ragbench.store.catalog_base import now_iso
 from ragbench.store.postgres import PgCatalog
-from ragbench.store.postgres_tables import answers, conversation_turns, conversations
+from ragbench.store.tables import answers, conversation_turns, conversations
 
 _turns = conversation_turns.c
 _conv = conversations.c

@@ -19,7 +19,7 @@ from ragbench.reports.models import Source as CitedSource
 from ragbench.reports.store import ReportStore, assemble_report
 from ragbench.store.catalog_base import now_iso
 from ragbench.store.postgres import PgCatalog
-from ragbench.store.postgres_tables import (
+from ragbench.store.tables import (
     report_part_versions,
     report_parts,
     report_sources,
