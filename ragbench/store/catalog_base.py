@@ -6,9 +6,10 @@ queries its parts share (written once in SQLAlchemy Core over `ragbench.store.ta
 over `sqlite_base.SqliteBase` (one SQLite connection per thread, `BEGIN IMMEDIATE`
 transactions) with `sqlite_chunks` (FTS5); `PgCatalog` (`postgres`) is the same parts over
 `postgres_base.PgBase` with `postgres_chunks` (the BM25 postings of `postgres_fts`). What a
-backend provides: its transactions and read connections, its `INSERT ... ON CONFLICT`
-construct, a JSON field as text, and what its full-text index needs when chunks are written,
-deleted or cleared.
+backend provides: its transactions and read connections (`reading`, `writing`, also what the
+chat and report stores run on), a JSON field as text, and what its full-text index needs when
+chunks are written, deleted or cleared; `dialect_insert` gives either dialect's
+`INSERT ... ON CONFLICT`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -71,6 +74,13 @@ def fts_query(text: str, stemmed: bool = True) -> str:
 
 
 
+def dialect_insert(conn: sa.Connection, table: sa.Table) -> Any:
+    """An INSERT into `table` in the dialect of `conn`, for its `on_conflict_do_nothing` and
+    `on_conflict_do_update` (SQLite and PostgreSQL spell them alike: `INSERT ... ON CONFLICT`).
+    """
+    return (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(table)
+
+
 class unindexed(FunctionElement[str]):  # noqa: N801 (an SQL construct, named like sa.func)
     """A text column in a condition, with SQLite told not to use its index (`+column`): on
     the catalog's few-valued `status` an index scan is slower than the plan by the other
@@ -102,12 +112,10 @@ class CatalogBase:
         """One write transaction: what `insert_document` and the other writes take."""
         raise NotImplementedError
 
-    def _insert(self, table: sa.Table) -> Any:
-        """The dialect's INSERT into `table` (with `on_conflict_do_nothing` / `_do_update`)."""
-        raise NotImplementedError
-
-    def _reading(self) -> AbstractContextManager[sa.Connection]:
-        """A connection for reads outside a transaction."""
+    def reading(self) -> AbstractContextManager[sa.Connection]:
+        """A SQLAlchemy connection for reads outside a transaction (the catalog's, and the
+        chat and report stores' over `ragbench.store.tables`).
+        """
         raise NotImplementedError
 
     def _core(self, tx: Any) -> sa.Connection:
@@ -131,10 +139,13 @@ class CatalogBase:
         raise NotImplementedError
 
     def _read(self, statement: sa.Executable) -> list[sa.RowMapping]:
-        with self._reading() as conn:
+        with self.reading() as conn:
             return list(conn.execute(statement).mappings())
 
     @contextmanager
-    def _writing(self) -> Iterator[sa.Connection]:
+    def writing(self) -> Iterator[sa.Connection]:
+        """`transaction()` as its SQLAlchemy connection (committed at the end, rolled back on
+        any exception).
+        """
         with self.transaction() as tx:
             yield self._core(tx)

@@ -45,7 +45,9 @@ class ChunkStore(CatalogBase):
 
     def _rows_of(self, columns: list[sa.ColumnElement[Any]],
                  chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """`columns` (of chunks joined with documents) for indexed chunks, by chunk id."""
+        """`columns` (of chunks joined with documents) and the chunk id, for indexed chunks, by
+        chunk id.
+        """
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(chunk_ids), 500):
             part = list(chunk_ids[i : i + 500])
@@ -59,7 +61,8 @@ class ChunkStore(CatalogBase):
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Indexed chunk rows (with document fields) by id."""
         return self._rows_of(
-            [*CHUNK_COLUMNS, documents.c.source_id, documents.c.title.label("source_title"),
+            [*(c for c in CHUNK_COLUMNS if c.name != "chunk_id"), documents.c.source_id,
+             documents.c.title.label("source_title"),
              documents.c.file_name, documents.c.archive_browse_uri,
              documents.c.archive_download_uri], chunk_ids)
 

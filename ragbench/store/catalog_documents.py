@@ -160,7 +160,7 @@ class DocumentStore(CatalogBase):
 
     def clear(self) -> None:
         """Delete every document and chunk (the embedding cache is kept)."""
-        with self._writing() as tx:
+        with self.writing() as tx:
             tx.execute(sa.delete(chunks))
             tx.execute(sa.delete(documents))
             self._fts_cleared(tx)

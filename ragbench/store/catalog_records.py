@@ -2,8 +2,8 @@
 change fingerprint, recent documents, ingest versions, saved answers, workspace meta values,
 and the context summary and embedding caches. Written once in SQLAlchemy Core over
 `ragbench.store.tables`; "insert or keep" and "insert or replace" are the dialect's
-`INSERT ... ON CONFLICT` (`CatalogBase._insert`). Finding the answer that cites a chunk reads
-inside the stored JSON, so each backend has its own `answer_citing`.
+`INSERT ... ON CONFLICT` (`catalog_base.dialect_insert`). Finding the answer that cites a
+chunk reads inside the stored JSON, so each backend has its own `answer_citing`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from ragbench.store.catalog_base import CatalogBase, now_iso, unindexed
+from ragbench.store.catalog_base import CatalogBase, dialect_insert, now_iso, unindexed
 from ragbench.store.schema import INGEST_VERSIONS
 from ragbench.store.tables import (
     answers,
@@ -40,7 +40,7 @@ class CatalogRecords(CatalogBase):
         """Counts for `ragbench stats`: documents, chunks, tokens, per lens and chunk type."""
         joined = chunks.join(documents)
         tokens = sa.func.coalesce(sa.func.sum(chunks.c.token_count), 0)
-        with self._reading() as conn:
+        with self.reading() as conn:
             docs = int(conn.execute(sa.select(sa.func.count()).where(_INDEXED)).scalar_one())
             n, total = conn.execute(
                 sa.select(sa.func.count(), tokens).select_from(joined).where(_INDEXED)).one()
@@ -71,7 +71,7 @@ class CatalogRecords(CatalogBase):
         root = sa.func.coalesce(documents.c.root_doc_id, documents.c.doc_id)
         keys = (documents.c.ingest_version, documents.c.chunk_size, documents.c.chunk_overlap,
                 documents.c.embedding_model, documents.c.ingest_settings)
-        with self._reading() as conn:
+        with self.reading() as conn:
             per_root: dict[str, int] = dict(conn.execute(
                 sa.select(root, sa.func.count()).select_from(chunks.join(documents))
                 .group_by(root)).all())
@@ -100,7 +100,7 @@ class CatalogRecords(CatalogBase):
             sa.select(sa.func.max(answers.c.updated_at)),
             sa.select(sa.func.count(documents.c.archive_browse_uri)),
         ]
-        with self._reading() as conn:
+        with self.reading() as conn:
             row = conn.execute(sa.select(*(v.scalar_subquery() for v in values))).one()
         return ":".join(str(v) for v in row)
 
@@ -116,8 +116,8 @@ class CatalogRecords(CatalogBase):
 
     def _record_ingest_versions(self) -> None:
         """Add the ingest versions this code knows to the catalog's list (when opened)."""
-        with self._writing() as conn:
-            conn.execute(self._insert(ingest_versions).on_conflict_do_nothing(),
+        with self.writing() as conn:
+            conn.execute(dialect_insert(conn, ingest_versions).on_conflict_do_nothing(),
                          [{"version": v, "description": d, "breaking_changes": int(b)}
                           for v, d, b in INGEST_VERSIONS])
 
@@ -141,8 +141,8 @@ class CatalogRecords(CatalogBase):
         """Store `value` under `key` unless a value is there already; return the stored value
         (the first writer wins when processes, on any host, race).
         """
-        with self._writing() as conn:
-            conn.execute(self._insert(meta).values(key=key, value=value)
+        with self.writing() as conn:
+            conn.execute(dialect_insert(conn, meta).values(key=key, value=value)
                          .on_conflict_do_nothing(index_elements=[meta.c.key]))
         return self.get_meta(key) or value
 
@@ -151,16 +151,15 @@ class CatalogRecords(CatalogBase):
     def save_answer(self, answer_id: str, question: str, response: str, settings: str) -> None:
         """Insert or replace a saved answer (JSON strings)."""
         stamp = now_iso()
-        statement = self._insert(answers).values(
-            answer_id=answer_id, question=question, response=response, settings=settings,
-            created_at=stamp, updated_at=stamp)
-        statement = statement.on_conflict_do_update(
-            index_elements=[answers.c.answer_id],
-            set_={"response": statement.excluded.response,
-                  "settings": statement.excluded.settings,
-                  "updated_at": statement.excluded.updated_at})
-        with self._writing() as conn:
-            conn.execute(statement)
+        with self.writing() as conn:
+            statement = dialect_insert(conn, answers).values(
+                answer_id=answer_id, question=question, response=response, settings=settings,
+                created_at=stamp, updated_at=stamp)
+            conn.execute(statement.on_conflict_do_update(
+                index_elements=[answers.c.answer_id],
+                set_={"response": statement.excluded.response,
+                      "settings": statement.excluded.settings,
+                      "updated_at": statement.excluded.updated_at}))
 
     def list_answers(self, limit: int = 100) -> list[dict[str, Any]]:
         """Saved answers, newest first."""
@@ -181,8 +180,8 @@ class CatalogRecords(CatalogBase):
 
     def put_summary(self, key: str, summary: str) -> None:
         """Cache a document summary (idempotent)."""
-        statement = self._insert(context_cache).values(key=key, summary=summary)
-        with self._writing() as conn:
+        with self.writing() as conn:
+            statement = dialect_insert(conn, context_cache).values(key=key, summary=summary)
             conn.execute(statement.on_conflict_do_update(
                 index_elements=[context_cache.c.key], set_={"summary": summary}))
 
@@ -205,9 +204,9 @@ class CatalogRecords(CatalogBase):
             return
         rows = {h: {"model_id": model_id, "text_hash": h, "dim": int(v.shape[0]),
                     "vector": np.asarray(v, np.float32).tobytes()} for h, v in items}
-        statement = self._insert(embedding_cache)
-        statement = statement.on_conflict_do_update(
-            index_elements=[embedding_cache.c.model_id, embedding_cache.c.text_hash],
-            set_={"dim": statement.excluded.dim, "vector": statement.excluded.vector})
-        with self._writing() as conn:
-            conn.execute(statement, list(rows.values()))
+        with self.writing() as conn:
+            statement = dialect_insert(conn, embedding_cache)
+            conn.execute(statement.on_conflict_do_update(
+                index_elements=[embedding_cache.c.model_id, embedding_cache.c.text_hash],
+                set_={"dim": statement.excluded.dim, "vector": statement.excluded.vector}),
+                list(rows.values()))

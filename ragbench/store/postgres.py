@@ -6,8 +6,8 @@ SQLite parts replaced: the queries of `catalog_documents`, `catalog_chunks` and
 `catalog_records` are the same code on both backends, run here over `postgres_base` (the
 engine, migrations, the write lock across hosts, connections and transactions, JSON fields)
 and `postgres_chunks` (full-text search over the BM25 postings of `postgres_fts`). This module
-opens the catalog. Chats and reports have their own PostgreSQL stores
-(`ragbench.chats.pgstore`, `ragbench.reports.pgstore`) on the tables of `tables`.
+opens the catalog. The chat and report stores (`ragbench.chats.store`,
+`ragbench.reports.store`) run on either catalog the same way.
 """
 
 from __future__ import annotations

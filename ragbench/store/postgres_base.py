@@ -24,7 +24,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from ragbench.errors import BackendUnsupportedError, StoreError
 from ragbench.store.catalog_base import CatalogBase
@@ -133,8 +132,8 @@ def _first_line(error: BaseException) -> str:
 
 class PgBase(CatalogBase):
     """The connections of a PostgreSQL catalog: `engine`, its transactions as
-    `PgTransaction`, reads on a pooled connection each, and PostgreSQL's forms of what the
-    shared queries need (`INSERT ... ON CONFLICT`, JSON fields); `PgCatalog.__init__` sets
+    `PgTransaction`, reads on a pooled connection each, and PostgreSQL's form of a JSON field
+    for the shared queries; `PgCatalog.__init__` sets
     `engine`, `schema` and `path`.
     """
 
@@ -161,14 +160,12 @@ class PgBase(CatalogBase):
         with self.engine.begin() as conn:
             yield PgTransaction(conn)
 
-    def _reading(self) -> AbstractContextManager[sa.Connection]:
+    def reading(self) -> AbstractContextManager[sa.Connection]:
+        """A pooled connection for reads (returned to the pool at the end)."""
         return self.engine.connect()
 
     def _core(self, tx: Any) -> sa.Connection:
         return connection(tx)
-
-    def _insert(self, table: sa.Table) -> Any:
-        return pg_insert(table)
 
     def _json_text(self, column: sa.ColumnElement[Any], key: str) -> sa.ColumnElement[Any]:
         return sa.cast(sa.func.nullif(column, ""), JSONB)[key].astext

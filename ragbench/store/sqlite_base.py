@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.pool import NullPool
 
 from ragbench.errors import StoreError
@@ -102,11 +101,11 @@ class SqliteBase(CatalogBase):
             raise
         conn.execute("COMMIT")
 
-    def _reading(self) -> AbstractContextManager[sa.Connection]:
+    def reading(self) -> AbstractContextManager[sa.Connection]:
+        """The calling thread's SQLAlchemy connection, for reads (each statement sees the
+        newest commit, or the open `transaction()`'s own writes).
+        """
         return nullcontext(self._thread_core)
-
-    def _insert(self, table: sa.Table) -> Any:
-        return sqlite_insert(table)
 
     def _core(self, tx: Any) -> sa.Connection:
         core = self._thread_core
