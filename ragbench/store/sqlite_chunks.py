@@ -3,9 +3,10 @@ whole documents with filters, the index's integrity check and rebuild, and what 
 give the index. The chunk index (`chunks_fts`) and the document index (`documents_fts`) are
 FTS5 tables kept in sync with `chunks` and `documents` by triggers (`migrations_sqlite`); the
 chunk index reads each chunk's `fts_text`, its Snowball-stemmed words (`lexical.index_text`),
-which `_insert_chunks` writes with the row. FTS5's MATCH syntax and `bm25()` have no
-SQLAlchemy form, so the searches are SQLite SQL on the thread's connection, their terms always
-quoted (`catalog_base.fts_query`) and bound.
+which `_insert_chunks` writes with the row. The searches are SQLAlchemy Core like the rest of
+the catalog, with FTS5's `MATCH` operator and `bm25()` function spelled out; their terms are
+always quoted (`catalog_base.fts_query`) and bound. The index's commands (integrity check,
+rebuild) are FTS5's special INSERTs, run as SQL.
 """
 
 from __future__ import annotations
@@ -18,33 +19,29 @@ import sqlalchemy as sa
 
 from ragbench.lexical import INDEX_WORD, STOPWORDS, index_text, stem
 from ragbench.models import SearchFilters
-from ragbench.store.catalog_base import fts_query
+from ragbench.store.catalog_base import fts_query, unindexed
 from ragbench.store.catalog_chunks import ChunkStore
 from ragbench.store.schema import fill_fts_text
 from ragbench.store.sqlite_base import SqliteBase
-from ragbench.store.tables import chunks
+from ragbench.store.tables import chunks, documents
 
 _CHUNKS_WRITTEN = sa.table("chunks", *(sa.column(c.name) for c in chunks.c if c.name != "rowid"),
                            sa.column("fts_text"))
 """The chunk columns an insert writes on SQLite: the shared ones and `fts_text`."""
+_CHUNKS_FTS = sa.table("chunks_fts", sa.column("rowid"))
+_DOCUMENTS_FTS = sa.table("documents_fts", sa.column("rowid"))
+_MATCHED_CHUNKS = _CHUNKS_FTS.join(chunks, chunks.c.rowid == _CHUNKS_FTS.c.rowid)
+"""The chunk index's rows joined with their chunks."""
 
 
-def _filter_sql(
-    filters: SearchFilters | None, lens: str | None, alias: str = "c"
-) -> tuple[str, list[Any]]:
-    """An `AND ...` clause over chunks `c` (or documents, `alias="d"`) and documents `d`.
+def _match(index: sa.TableClause, query: str) -> sa.ColumnElement[bool]:
+    """`index MATCH query` (an FTS5 query over the whole row of `index`)."""
+    return sa.literal_column(index.name).op("MATCH", is_comparison=True)(query)
 
-    lens and doc_id live on both tables; chunk_type only on chunks (callers of the
-    document-level search leave it out).
-    """
-    columns = {"lens": f"{alias}.lens", "chunk_type": "c.chunk_type",
-               "doc_id": f"{alias}.doc_id", "source_id": "d.source_id"}
-    clauses: list[str] = []
-    params: list[Any] = []
-    for field, values in (filters or SearchFilters()).fields(lens).items():
-        clauses.append(f"{columns[field]} IN ({','.join('?' * len(values))})")
-        params += values
-    return "".join(f" AND {c}" for c in clauses), params
+
+def _bm25(index: sa.TableClause) -> sa.ColumnElement[float]:
+    """FTS5's BM25 of the matched row of `index` (lower is better)."""
+    return sa.func.bm25(sa.literal_column(index.name), type_=sa.Float)
 
 
 class SqliteChunks(ChunkStore, SqliteBase):
@@ -73,9 +70,8 @@ class SqliteChunks(ChunkStore, SqliteBase):
             if word in STOPWORDS or key in out:
                 continue
             query = '"' + key.replace('"', '""') + '"'  # the index holds stems
-            df = int(self.conn.execute(
-                "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (query,)
-            ).fetchone()[0])
+            df = int(self._read(sa.select(sa.func.count().label("n")).select_from(_CHUNKS_FTS)
+                                .where(_match(_CHUNKS_FTS, query)))[0]["n"])
             out[key] = float(np.log((total + 1) / (df + 1)))
         return out
 
@@ -96,54 +92,56 @@ class SqliteChunks(ChunkStore, SqliteBase):
         if not match:
             return []
         if level == "media":
-            doc_match = fts_query(query, stemmed=False)
-            doc_filters = filters.model_copy(update={"chunk_types": None}) if filters else None
-            where, params = _filter_sql(doc_filters, lens, alias="d")
-            types = list(filters.chunk_types or []) if filters else []
-            type_sql = f" AND c.chunk_type IN ({','.join('?' * len(types))})" if types else ""
-            docs = self.conn.execute(
-                "SELECT d.doc_id, -bm25(documents_fts) AS score FROM documents_fts "  # noqa: S608
-                "JOIN documents d ON d.rowid = documents_fts.rowid "
-                f"WHERE documents_fts MATCH ? AND +d.status = 'indexed' {where}"
-                " ORDER BY bm25(documents_fts) LIMIT ?",
-                [doc_match, *params, k],
-            ).fetchall()
-            out = []
-            for doc_id, score in docs:
-                best = self.conn.execute(
-                    "SELECT c.chunk_id FROM chunks_fts JOIN chunks c "  # noqa: S608
-                    "ON c.rowid = chunks_fts.rowid "
-                    f"WHERE chunks_fts MATCH ? AND c.doc_id = ?{type_sql} "
-                    "ORDER BY bm25(chunks_fts) LIMIT 1",
-                    (match, doc_id, *types),
-                ).fetchone()
-                if best is None:  # the words span chunks: cite the first chunk
-                    best = self.conn.execute(
-                        f"SELECT c.chunk_id FROM chunks c WHERE c.doc_id = ?{type_sql} "  # noqa: S608
-                        "ORDER BY c.chunk_index LIMIT 1",
-                        (doc_id, *types),
-                    ).fetchone()
-                if best is not None:
-                    out.append((str(best[0]), float(score)))
-            return out
-        where, params = _filter_sql(filters, lens)
+            return self._media_search(query, match, k, lens, filters)
+        where = self._filters(filters, lens)
+        score = _bm25(_CHUNKS_FTS)
         if not where:
             # fast path: FTS5 ranks and limits on its own; chunks only exist for indexed docs
-            rows = self.conn.execute(
-                "SELECT c.chunk_id, -f.score FROM (SELECT rowid, bm25(chunks_fts) AS score "
-                "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?) f "
-                "JOIN chunks c ON c.rowid = f.rowid ORDER BY f.score",
-                (match, k),
-            ).fetchall()
-            return [(r[0], float(r[1])) for r in rows]
-        sql = (
-            "SELECT c.chunk_id, -bm25(chunks_fts) AS score FROM chunks_fts "  # noqa: S608
-            "JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN documents d USING (doc_id) "
-            f"WHERE chunks_fts MATCH ? AND +d.status = 'indexed' {where} "
-            "ORDER BY bm25(chunks_fts) LIMIT ?"
-        )
-        rows = self.conn.execute(sql, [match, *params, k]).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+            f = (sa.select(_CHUNKS_FTS.c.rowid, score.label("score"))
+                 .where(_match(_CHUNKS_FTS, match)).order_by(score).limit(k).subquery("f"))
+            statement = (sa.select(chunks.c.chunk_id, (-f.c.score).label("score"))
+                         .select_from(f.join(chunks, chunks.c.rowid == f.c.rowid))
+                         .order_by(f.c.score))
+        else:
+            statement = (sa.select(chunks.c.chunk_id, (-score).label("score"))
+                         .select_from(_MATCHED_CHUNKS.join(documents))
+                         .where(_match(_CHUNKS_FTS, match),
+                                unindexed(documents.c.status) == "indexed", *where)
+                         .order_by(score).limit(k))
+        return [(r["chunk_id"], float(r["score"])) for r in self._read(statement)]
+
+    def _media_search(self, query: str, match: str, k: int, lens: str | None,
+                      filters: SearchFilters | None) -> list[tuple[str, float]]:
+        """Documents ranked by the document index, each cited by its best matching chunk (its
+        first chunk when the words span chunks).
+        """
+        columns = {"lens": documents.c.lens, "doc_id": documents.c.doc_id,
+                   "source_id": documents.c.source_id}
+        doc_filters = filters.model_copy(update={"chunk_types": None}) if filters else None
+        where = [columns[name].in_(values)
+                 for name, values in (doc_filters or SearchFilters()).fields(lens).items()]
+        types = list(filters.chunk_types or []) if filters else []
+        of_type = [chunks.c.chunk_type.in_(types)] if types else []
+        score = _bm25(_DOCUMENTS_FTS)
+        docs = self._read(
+            sa.select(documents.c.doc_id, (-score).label("score"))
+            .select_from(_DOCUMENTS_FTS.join(documents,
+                                             documents.c.rowid == _DOCUMENTS_FTS.c.rowid))
+            .where(_match(_DOCUMENTS_FTS, fts_query(query, stemmed=False)),
+                   unindexed(documents.c.status) == "indexed", *where)
+            .order_by(score).limit(k))
+        out = []
+        for doc in docs:
+            best = self._read(
+                sa.select(chunks.c.chunk_id)
+                .select_from(_MATCHED_CHUNKS)
+                .where(_match(_CHUNKS_FTS, match), chunks.c.doc_id == doc["doc_id"], *of_type)
+                .order_by(_bm25(_CHUNKS_FTS)).limit(1)) or self._read(
+                sa.select(chunks.c.chunk_id).where(chunks.c.doc_id == doc["doc_id"], *of_type)
+                .order_by(chunks.c.chunk_index).limit(1))
+            if best:
+                out.append((str(best[0]["chunk_id"]), float(doc["score"])))
+        return out
 
     def fts_integrity(self) -> bool:
         """True when the FTS index matches the chunks table and every chunk is in it (a chunk
@@ -155,8 +153,8 @@ class SqliteChunks(ChunkStore, SqliteBase):
             )
         except sqlite3.DatabaseError:
             return False
-        return self.conn.execute(
-            "SELECT 1 FROM chunks WHERE fts_text IS NULL LIMIT 1").fetchone() is None
+        return not self._read(sa.select(sa.literal(1)).select_from(_CHUNKS_WRITTEN)
+                              .where(_CHUNKS_WRITTEN.c.fts_text.is_(None)).limit(1))
 
     def fts_rebuild(self) -> None:
         """Rebuild the FTS index from the chunks table (stemming chunks that lack `fts_text`)."""
