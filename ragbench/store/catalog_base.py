@@ -130,17 +130,18 @@ class CatalogBase:
         """Insert chunk rows and index them for full-text search."""
         raise NotImplementedError
 
-    def _forget_chunks(self, tx: sa.Connection, rowids: sa.Select[Any]) -> None:
-        """Take the chunks of `rowids` out of the full-text index before they are deleted."""
+    def _forget_chunks(self, tx: sa.Connection, doc_ids: list[str]) -> None:
+        """Take the chunks of `doc_ids` out of the full-text index before they are deleted."""
         raise NotImplementedError
 
     def _fts_cleared(self, tx: sa.Connection) -> None:
         """Empty the full-text index after every chunk was deleted."""
         raise NotImplementedError
 
-    def _read(self, statement: sa.Executable) -> list[sa.RowMapping]:
+    def _read(self, statement: sa.Executable,
+              params: dict[str, Any] | None = None) -> list[sa.RowMapping]:
         with self.reading() as conn:
-            return list(conn.execute(statement).mappings())
+            return list(conn.execute(statement, params).mappings())
 
     @contextmanager
     def writing(self) -> Iterator[sa.Connection]:

@@ -32,6 +32,27 @@ _CHUNK_VALUES = [c.name for c in CHUNK_COLUMNS
 _BATCH = 500
 """Ids per `IN (...)` list (SQLite allows 32766 parameters per statement)."""
 
+# The statements of the ingest path are built once (building one costs more than running it)
+_IDS: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+_COUNTED = sa.select(*DOC_COLUMNS, sa.select(sa.func.count()).select_from(chunks).where(
+    chunks.c.doc_id == documents.c.doc_id).scalar_subquery().label("chunk_count"))
+_UNCOUNTED = sa.select(*DOC_COLUMNS, sa.literal(0).label("chunk_count"))
+_BY_ID = _COUNTED.where(documents.c.doc_id == sa.bindparam("doc_id"))
+_INDEXED_BY_ID = _BY_ID.where(documents.c.status == "indexed")
+_BY_SOURCE = _UNCOUNTED.where(documents.c.source_id == sa.bindparam("source_id"),
+                              documents.c.status == sa.bindparam("status"))
+_BY_HASH = _UNCOUNTED.where(documents.c.file_hash == sa.bindparam("file_hash"),
+                            unindexed(documents.c.status) == "indexed")
+_INSERT_DOCUMENT = sa.insert(documents)
+_CHUNKS_OF = (sa.select(chunks.c.doc_id, chunks.c.chunk_index, chunks.c.chunk_id)
+              .where(chunks.c.doc_id.in_(_IDS)))
+_DELETE_CHUNKS = sa.delete(chunks).where(chunks.c.doc_id.in_(_IDS))
+_DELETE_DOCUMENTS = sa.delete(documents).where(documents.c.doc_id.in_(_IDS))
+_SET_ARCHIVE_LINKS = (
+    sa.update(documents).where(documents.c.doc_id == sa.bindparam("b_doc_id")).values(
+        archive_path=sa.bindparam("b_path"), archive_browse_uri=sa.bindparam("b_browse"),
+        archive_download_uri=sa.bindparam("b_download")))
+
 
 class DocumentStore(CatalogBase):
     """Documents and archive reads (a part of `Catalog` and `PgCatalog`)."""
@@ -47,25 +68,13 @@ class DocumentStore(CatalogBase):
         data["ingest_settings"] = json.loads(raw) if raw else None
         return DocumentRecord(**data)
 
-    @staticmethod
-    def _chunk_count() -> sa.ScalarSelect[Any]:
-        return (sa.select(sa.func.count()).select_from(chunks)
-                .where(chunks.c.doc_id == documents.c.doc_id).scalar_subquery())
-
-    def _documents(self, *where: sa.ColumnElement[bool], counted: bool = True,
-                   order: bool = False) -> list[DocumentRecord]:
-        count = self._chunk_count() if counted else sa.literal(0)
-        statement = sa.select(*DOC_COLUMNS, count.label("chunk_count")).where(*where)
-        if order:
-            statement = statement.order_by(documents.c.updated_at.desc(), documents.c.source_id)
-        return [self._record(r) for r in self._read(statement)]
+    def _documents(self, statement: sa.Select[Any],
+                   params: dict[str, Any] | None = None) -> list[DocumentRecord]:
+        return [self._record(r) for r in self._read(statement, params)]
 
     def get_document(self, doc_id: str, include_failed: bool = False) -> DocumentRecord | None:
         """One document by id (indexed only unless `include_failed`)."""
-        where = [documents.c.doc_id == doc_id]
-        if not include_failed:
-            where.append(documents.c.status == "indexed")
-        found = self._documents(*where)
+        found = self._documents(_BY_ID if include_failed else _INDEXED_BY_ID, {"doc_id": doc_id})
         return found[0] if found else None
 
     def document_text(self, doc_id: str) -> str | None:
@@ -75,24 +84,23 @@ class DocumentStore(CatalogBase):
 
     def documents_by_source(self, source_id: str, status: str = "indexed") -> list[DocumentRecord]:
         """Documents with this source id and status (normally at most one indexed)."""
-        return self._documents(documents.c.source_id == source_id,
-                               documents.c.status == status, counted=False)
+        return self._documents(_BY_SOURCE, {"source_id": source_id, "status": status})
 
     def documents_by_hash(self, file_hash: str) -> list[DocumentRecord]:
         """Indexed documents whose original file has this sha256 (duplicates by content)."""
-        return self._documents(documents.c.file_hash == file_hash,
-                               unindexed(documents.c.status) == "indexed", counted=False)
+        return self._documents(_BY_HASH, {"file_hash": file_hash})
 
     def list_documents(
         self, lens: str | None = None, roots_only: bool = False, status: str = "indexed"
     ) -> list[DocumentRecord]:
         """Documents of a status, newest first, optionally of one lens or only top-level ones."""
-        where = [documents.c.status == status]
+        statement = _COUNTED.where(documents.c.status == status)
         if lens:
-            where.append(documents.c.lens == lens)
+            statement = statement.where(documents.c.lens == lens)
         if roots_only:
-            where.append(documents.c.parent_doc_id.is_(None))
-        return self._documents(*where, order=True)
+            statement = statement.where(documents.c.parent_doc_id.is_(None))
+        return self._documents(
+            statement.order_by(documents.c.updated_at.desc(), documents.c.source_id))
 
     def runtimes_in_use(self) -> dict[str, int]:
         """Indexed documents per `embedding_runtime` of their recorded signature."""
@@ -128,7 +136,7 @@ class DocumentStore(CatalogBase):
             ingest_settings=json.dumps(record.ingest_settings, sort_keys=True)
             if record.ingest_settings is not None else None)
         tx = self._core(conn)
-        tx.execute(sa.insert(documents), row)
+        tx.execute(_INSERT_DOCUMENT, row)
         if chunks_:
             self._insert_chunks(tx, [self._chunk_values(c) for c in chunks_])
 
@@ -148,14 +156,11 @@ class DocumentStore(CatalogBase):
         ids = list(order)
         found: list[tuple[int, int, str]] = []
         for i in range(0, len(ids), _BATCH):
-            part = ids[i : i + _BATCH]
-            of_part = chunks.c.doc_id.in_(part)
-            self._forget_chunks(tx, sa.select(chunks.c.rowid).where(of_part))
-            found += [(order[r[0]], r[1], r[2]) for r in tx.execute(
-                sa.select(chunks.c.doc_id, chunks.c.chunk_index, chunks.c.chunk_id)
-                .where(of_part))]
-            tx.execute(sa.delete(chunks).where(of_part))
-            tx.execute(sa.delete(documents).where(documents.c.doc_id.in_(part)))
+            part = {"ids": ids[i : i + _BATCH]}
+            self._forget_chunks(tx, part["ids"])
+            found += [(order[r[0]], r[1], r[2]) for r in tx.execute(_CHUNKS_OF, part)]
+            tx.execute(_DELETE_CHUNKS, part)
+            tx.execute(_DELETE_DOCUMENTS, part)
         return [chunk_id for _, _, chunk_id in sorted(found)]
 
     def clear(self) -> None:
@@ -167,10 +172,9 @@ class DocumentStore(CatalogBase):
 
     def set_archive_links(self, conn: Any, record: DocumentRecord) -> None:
         """Store a record's archive fields (inside the caller's transaction)."""
-        self._core(conn).execute(
-            sa.update(documents).where(documents.c.doc_id == record.doc_id).values(
-                archive_path=record.archive_path, archive_browse_uri=record.archive_browse_uri,
-                archive_download_uri=record.archive_download_uri))
+        self._core(conn).execute(_SET_ARCHIVE_LINKS, {
+            "b_doc_id": record.doc_id, "b_path": record.archive_path,
+            "b_browse": record.archive_browse_uri, "b_download": record.archive_download_uri})
 
     def update_chunk(self, conn: Any, chunk_id: str, fields: dict[str, Any]) -> None:
         """Set `fields` (columns of `UPDATABLE_CHUNK_FIELDS`) of one chunk, inside the

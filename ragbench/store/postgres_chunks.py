@@ -42,7 +42,8 @@ class PgChunks(ChunkStore, PgBase):
                                                          sort_by_parameter_order=True), rows)
         postgres_fts.index_chunks(tx, [(r[0], r[1]) for r in written])
 
-    def _forget_chunks(self, tx: sa.Connection, rowids: sa.Select[Any]) -> None:
+    def _forget_chunks(self, tx: sa.Connection, doc_ids: list[str]) -> None:
+        rowids = sa.select(chunks.c.rowid).where(chunks.c.doc_id.in_(doc_ids))
         postgres_fts.forget_chunks(tx, rowids)
 
     def _fts_cleared(self, tx: sa.Connection) -> None:

@@ -28,6 +28,7 @@ from ragbench.store.tables import chunks, documents
 _CHUNKS_WRITTEN = sa.table("chunks", *(sa.column(c.name) for c in chunks.c if c.name != "rowid"),
                            sa.column("fts_text"))
 """The chunk columns an insert writes on SQLite: the shared ones and `fts_text`."""
+_INSERT_CHUNKS = sa.insert(_CHUNKS_WRITTEN)
 _CHUNKS_FTS = sa.table("chunks_fts", sa.column("rowid"))
 _DOCUMENTS_FTS = sa.table("documents_fts", sa.column("rowid"))
 _MATCHED_CHUNKS = _CHUNKS_FTS.join(chunks, chunks.c.rowid == _CHUNKS_FTS.c.rowid)
@@ -50,9 +51,9 @@ class SqliteChunks(ChunkStore, SqliteBase):
     def _insert_chunks(self, tx: sa.Connection, rows: list[dict[str, Any]]) -> None:
         for row in rows:
             row["fts_text"] = index_text(row["text"])  # the triggers index it
-        tx.execute(sa.insert(_CHUNKS_WRITTEN), rows)
+        tx.execute(_INSERT_CHUNKS, rows)
 
-    def _forget_chunks(self, tx: sa.Connection, rowids: sa.Select[Any]) -> None:
+    def _forget_chunks(self, tx: sa.Connection, doc_ids: list[str]) -> None:
         """Nothing to do: the delete trigger takes chunks out of the index."""
 
     def _fts_cleared(self, tx: sa.Connection) -> None:
