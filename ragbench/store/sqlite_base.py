@@ -14,7 +14,7 @@ Errors are SQLite's own (`sqlite3.IntegrityError`, `OperationalError`, ...), not
 wrappers, as callers tell a duplicate id, a full disk or a damaged file by them.
 
 `conn` is the calling thread's `sqlite3` connection, for code that still runs SQLite SQL
-(chats, reports, doctor, move, migrations); the catalog's own queries run on the same
+(doctor, `migrate`, the schema migrations); the catalog's own queries run on the same
 connection, so both take part in one `transaction()`.
 """
 

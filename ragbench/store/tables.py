@@ -1,10 +1,11 @@
 """The catalog's tables as SQLAlchemy Core objects, one definition for both backends: the
 SQLite catalog (`ragbench.store.catalog`, schema by `migrations_sqlite`) and the PostgreSQL one
 (`ragbench.store.postgres`, schema by `migrations`) make the same tables with the same columns,
-so every query of `catalog_documents`, `catalog_chunks` and `catalog_records` is written once
-over these. The tables carry no schema name (on PostgreSQL each connection's search path picks
-the workspace schema, `postgres_base.connect`). `rowid` is SQLite's implicit row id there and a
-generated column in PostgreSQL. The chunks' `fts_text` (SQLite only, what its FTS5 index reads)
+so every query of `catalog_documents`, `catalog_chunks`, `catalog_records` and of the chat
+and report stores (`ragbench.chats.store`, `ragbench.reports.store`) is written once over
+these. The tables carry no schema name (on PostgreSQL each connection's search path picks
+the workspace schema, `postgres_base.connect`). `rowid` is the implicit row id on SQLite and an
+identity column in PostgreSQL. The chunks' `fts_text` (SQLite only, what its FTS5 index reads)
 is written by `sqlite_chunks`; the PostgreSQL-only tables are in `postgres_tables`.
 """
 
