@@ -7,22 +7,23 @@ written in one transaction, which is the moment it becomes visible (see
 the order of catalog and Chroma writes). Files that failed are kept as `failed` rows with their
 error and no chunks, so the user can see what went wrong; queries only read `indexed` rows.
 
-`Catalog` composes its parts: `catalog_base` (connections, shared helpers),
-`catalog_documents`, `catalog_chunks` (and full-text search) and `catalog_records` (statistics,
-saved answers, meta, caches). This module opens the catalog and says when its file is damaged.
+`Catalog` composes its parts: the queries both backends share, written once in SQLAlchemy Core
+(`catalog_documents`, `catalog_chunks`, `catalog_records`, over `tables`), and the SQLite
+parts, `sqlite_base` (one connection per thread, `BEGIN IMMEDIATE` transactions, JSON) and
+`sqlite_chunks` (FTS5). `PgCatalog` (`postgres`) is the same shared parts over PostgreSQL.
+This module opens the catalog and says when its file is damaged.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 
 from ragbench.errors import StoreError
-from ragbench.store.catalog_chunks import ChunkStore
 from ragbench.store.catalog_documents import DocumentStore
 from ragbench.store.catalog_records import CatalogRecords
-from ragbench.store.schema import INGEST_VERSIONS, migrate
+from ragbench.store.schema import migrate
+from ragbench.store.sqlite_chunks import SqliteChunks
 
 DAMAGE_SIGNS = ("malformed", "not a database", "database corrupt")
 """Words of SQLite's messages for a damaged database file."""
@@ -48,27 +49,13 @@ def catalog_error(path: Path, error: sqlite3.Error) -> StoreError:
         f"from their sources (copies of the originals are under {path.parent / 'files'})")
 
 
-class Catalog(DocumentStore, ChunkStore, CatalogRecords):
+class Catalog(DocumentStore, SqliteChunks, CatalogRecords):
     """The SQLite catalog of one workspace."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
+        self._open(path)
         # the Alembic revisions of store/migrations_sqlite, all in one BEGIN IMMEDIATE
         # transaction (a catalog of the hand-written runner is stamped first); refuses a
         # catalog written by a newer ragbench (StoreError)
         migrate(self.conn)
-        with self.transaction() as tx:
-            tx.executemany(
-                "INSERT OR IGNORE INTO ingest_versions(version, description, breaking_changes) "
-                "VALUES (?, ?, ?)",
-                [(v, d, int(b)) for v, d, b in INGEST_VERSIONS],
-            )
-
-    def clear(self) -> None:
-        """Delete every document and chunk (the embedding cache is kept)."""
-        with self.transaction() as tx:
-            tx.execute("DELETE FROM chunks")
-            tx.execute("DELETE FROM documents")
-        self.fts_rebuild()
+        self._record_ingest_versions()

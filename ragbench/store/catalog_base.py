@@ -1,32 +1,34 @@
-"""What the SQLite catalog's parts share: the chunk columns and the fields updates may set,
-timestamps, FTS5 query building, and `CatalogBase`, one connection per thread with its
-transactions. `Catalog` (`catalog`) is `CatalogBase` plus its documents
-(`catalog_documents`), chunks and full-text search (`catalog_chunks`) and workspace records
-(`catalog_records`); the PostgreSQL catalog reuses the column lists and helpers.
+"""What every part of a catalog shares, on either backend: the fields updates may set,
+timestamps, FTS5 query building, and `CatalogBase`, the few things each backend provides to the
+queries its parts share (written once in SQLAlchemy Core over `ragbench.store.tables`).
+
+`Catalog` (`catalog`) is the parts `catalog_documents`, `catalog_chunks` and `catalog_records`
+over `sqlite_base.SqliteBase` (one SQLite connection per thread, `BEGIN IMMEDIATE`
+transactions) with `sqlite_chunks` (FTS5); `PgCatalog` (`postgres`) is the same parts over
+`postgres_base.PgBase` with `postgres_chunks` (the BM25 postings of `postgres_fts`). What a
+backend provides: its transactions and read connections (`reading`, `writing`, also what the
+chat and report stores run on), a JSON field as text, and what its full-text index needs when
+chunks are written, deleted or cleared; `dialect_insert` gives either dialect's
+`INSERT ... ON CONFLICT`.
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
+
 from ragbench.lexical import query_words, stem
 
-CHUNK_FIELDS = (
-    "chunk_id", "doc_id", "chunk_index", "total_chunks", "start_char", "end_char", "token_count",
-    "chunk_type", "section_path", "lens", "page_number", "line_from", "line_to", "text",
-    "embedding_text", "embedding_hash", "metadata", "context_header",
-)
-"""The chunk columns callers read; `fts_text` (the index's copy of `text`, `index_text`) is
-written with them and read by the full-text index only."""
-CHUNK_COLUMNS = ", ".join((*CHUNK_FIELDS, "fts_text"))
-CHUNK_READ = ", ".join(f"c.{f}" for f in ("rowid", *CHUNK_FIELDS))
 CHUNK_META_FIELDS = (
     "ancestry_titles", "page_end", "slide_number", "sheet_name", "row_number", "column_number",
     "paragraph_number", "list_style", "code_language", "table_header", "start_timestamp_ms",
@@ -43,7 +45,7 @@ UPDATABLE_DOCUMENT_FIELDS = frozenset(("context_summary", "ingest_settings", "in
 
 
 def check_fields(fields: dict[str, Any], allowed: frozenset[str]) -> None:
-    """Refuse a column outside `allowed` (column names are built into the SQL)."""
+    """Refuse a column outside `allowed` (the fields an update may change)."""
     unknown = sorted(set(fields) - allowed)
     if unknown or not fields:
         raise ValueError(f"cannot update {unknown or 'no fields'}; allowed: {sorted(allowed)}")
@@ -52,38 +54,6 @@ def check_fields(fields: dict[str, Any], allowed: frozenset[str]) -> None:
 def now_iso() -> str:
     """Current UTC time as ISO-8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def stats_of(documents: int, chunks: int, tokens: int, per_lens: dict[str, Any],
-             per_type: dict[str, int], per_format: dict[str, int]) -> dict[str, Any]:
-    """The `stats` of a catalog (either backend) from its counts of indexed documents."""
-    return {
-        "documents": int(documents),
-        "chunks": int(chunks),
-        "tokens": int(tokens),
-        "avg_tokens_per_chunk": round(tokens / chunks, 1) if chunks else 0.0,
-        "per_lens": per_lens,
-        "per_chunk_type": per_type,
-        "per_format": per_format,
-    }
-
-
-def signature_groups_of(rows: Iterable[Sequence[Any]],
-                        per_root: dict[str, int]) -> list[dict[str, Any]]:
-    """The `signature_groups` of a catalog (either backend): `rows` are (doc_id, ingest
-    version, chunk size, chunk overlap, embedding model, settings signature) of its indexed
-    top-level documents, `per_root` the chunk count of each one (attachments included).
-    """
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in rows:
-        key = tuple("" if v is None else v for v in tuple(row)[1:])
-        group = groups.setdefault(key, {
-            "ingest_version": row[1], "chunk_size": row[2], "chunk_overlap": row[3],
-            "embedding_model": row[4], "ingest_settings": row[5], "documents": 0,
-            "chunks": 0})
-        group["documents"] += 1
-        group["chunks"] += per_root.get(row[0], 0)
-    return [groups[k] for k in sorted(groups)]
 
 
 def fts_query(text: str, stemmed: bool = True) -> str:
@@ -103,42 +73,80 @@ def fts_query(text: str, stemmed: bool = True) -> str:
                        for t, n in counts.items())
 
 
+
+def dialect_insert(conn: sa.Connection, table: sa.Table) -> Any:
+    """An INSERT into `table` in the dialect of `conn`, for its `on_conflict_do_nothing` and
+    `on_conflict_do_update` (SQLite and PostgreSQL spell them alike: `INSERT ... ON CONFLICT`).
+    """
+    return (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(table)
+
+
+class unindexed(FunctionElement[str]):  # noqa: N801 (an SQL construct, named like sa.func)
+    """A text column in a condition, with SQLite told not to use its index (`+column`): on
+    the catalog's few-valued `status` an index scan is slower than the plan by the other
+    condition, and SQLite would otherwise pick it. Other dialects get the column itself.
+    """
+
+    type = sa.Text()
+    inherit_cache = True
+
+
+@compiles(unindexed)
+def _column_itself(element: unindexed, compiler: Any, **kw: Any) -> str:
+    return str(compiler.process(element.clauses, **kw))
+
+
+@compiles(unindexed, "sqlite")
+def _column_unindexed(element: unindexed, compiler: Any, **kw: Any) -> str:
+    return "+" + str(compiler.process(element.clauses, **kw))
+
+
 class CatalogBase:
-    """The connections of an SQLite catalog: one per thread, and `BEGIN IMMEDIATE`
-    transactions over it (`Catalog.__init__` sets `path` and `_local`).
+    """What the catalog's shared parts run their SQL through; `sqlite_base.SqliteBase` and
+    `postgres_base.PgBase` provide it.
     """
 
     path: Path
-    _local: threading.local
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The calling thread's connection (created on first use)."""
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            self._local.conn = conn
-        return conn
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One write transaction: what `insert_document` and the other writes take."""
+        raise NotImplementedError
 
-    def close(self) -> None:
-        """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+    def reading(self) -> AbstractContextManager[sa.Connection]:
+        """A SQLAlchemy connection for reads outside a transaction (the catalog's, and the
+        chat and report stores' over `ragbench.store.tables`).
+        """
+        raise NotImplementedError
+
+    def _core(self, tx: Any) -> sa.Connection:
+        """The SQLAlchemy connection of a transaction from `transaction()`."""
+        raise NotImplementedError
+
+    def _json_text(self, column: sa.ColumnElement[Any], key: str) -> sa.ColumnElement[Any]:
+        """Field `key` of the JSON object in text column `column`."""
+        raise NotImplementedError
+
+    def _insert_chunks(self, tx: sa.Connection, rows: list[dict[str, Any]]) -> None:
+        """Insert chunk rows and index them for full-text search."""
+        raise NotImplementedError
+
+    def _forget_chunks(self, tx: sa.Connection, doc_ids: list[str]) -> None:
+        """Take the chunks of `doc_ids` out of the full-text index before they are deleted."""
+        raise NotImplementedError
+
+    def _fts_cleared(self, tx: sa.Connection) -> None:
+        """Empty the full-text index after every chunk was deleted."""
+        raise NotImplementedError
+
+    def _read(self, statement: sa.Executable,
+              params: dict[str, Any] | None = None) -> list[sa.RowMapping]:
+        with self.reading() as conn:
+            return list(conn.execute(statement, params).mappings())
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any exception."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def writing(self) -> Iterator[sa.Connection]:
+        """`transaction()` as its SQLAlchemy connection (committed at the end, rolled back on
+        any exception).
+        """
+        with self.transaction() as tx:
+            yield self._core(tx)

@@ -1,223 +1,225 @@
-"""The SQLite catalog's documents: reads of document rows, a document written with its chunks
-in the caller's transaction, deletes and field updates, archive links, and the archive's reads
-of documents in ingest order.
+"""The catalog's documents, on either backend: reads of document rows, a document written with
+its chunks in the caller's transaction, deletes and field updates, archive links, and the
+archive's reads of documents in ingest order. Written once in SQLAlchemy Core over
+`ragbench.store.tables`; what the full-text index needs when chunks come and go is the
+backend's (`CatalogBase._insert_chunks`, `_forget_chunks`, `_fts_cleared`).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+import sqlalchemy as sa
+
 from ragbench.ids import text_hash
-from ragbench.lexical import index_text
 from ragbench.models import Chunk, DocumentRecord
 from ragbench.store.catalog_base import (
-    CHUNK_COLUMNS,
     CHUNK_META_FIELDS,
     UPDATABLE_CHUNK_FIELDS,
     UPDATABLE_DOCUMENT_FIELDS,
     CatalogBase,
     check_fields,
     now_iso,
+    unindexed,
 )
+from ragbench.store.tables import CHUNK_COLUMNS, DOC_COLUMNS, chunks, documents
+
+_CHUNK_VALUES = [c.name for c in CHUNK_COLUMNS
+                 if c.name not in ("rowid", "metadata", "embedding_hash")]
+"""The chunk columns written as the `Chunk` has them."""
+_BATCH = 500
+"""Ids per `IN (...)` list (SQLite allows 32766 parameters per statement)."""
+
+# The statements of the ingest path are built once (building one costs more than running it)
+_IDS: sa.BindParameter[list[str]] = sa.bindparam("ids", expanding=True)
+_COUNTED = sa.select(*DOC_COLUMNS, sa.select(sa.func.count()).select_from(chunks).where(
+    chunks.c.doc_id == documents.c.doc_id).scalar_subquery().label("chunk_count"))
+_UNCOUNTED = sa.select(*DOC_COLUMNS, sa.literal(0).label("chunk_count"))
+_BY_ID = _COUNTED.where(documents.c.doc_id == sa.bindparam("doc_id"))
+_INDEXED_BY_ID = _BY_ID.where(documents.c.status == "indexed")
+_BY_SOURCE = _UNCOUNTED.where(documents.c.source_id == sa.bindparam("source_id"),
+                              documents.c.status == sa.bindparam("status"))
+_BY_HASH = _UNCOUNTED.where(documents.c.file_hash == sa.bindparam("file_hash"),
+                            unindexed(documents.c.status) == "indexed")
+_INSERT_DOCUMENT = sa.insert(documents)
+_CHUNKS_OF = (sa.select(chunks.c.doc_id, chunks.c.chunk_index, chunks.c.chunk_id)
+              .where(chunks.c.doc_id.in_(_IDS)))
+_DELETE_CHUNKS = sa.delete(chunks).where(chunks.c.doc_id.in_(_IDS))
+_DELETE_DOCUMENTS = sa.delete(documents).where(documents.c.doc_id.in_(_IDS))
+_SET_ARCHIVE_LINKS = (
+    sa.update(documents).where(documents.c.doc_id == sa.bindparam("b_doc_id")).values(
+        archive_path=sa.bindparam("b_path"), archive_browse_uri=sa.bindparam("b_browse"),
+        archive_download_uri=sa.bindparam("b_download")))
 
 
 class DocumentStore(CatalogBase):
-    """Documents and archive reads (a part of `Catalog`)."""
+    """Documents and archive reads (a part of `Catalog` and `PgCatalog`)."""
 
     # --- documents -------------------------------------------------------------------------
 
-    def _doc(self, row: sqlite3.Row) -> DocumentRecord:
+    @staticmethod
+    def _record(row: sa.RowMapping) -> DocumentRecord:
         data = dict(row)
-        data.pop("text", None)
         data["path"] = json.loads(data["path"])
         data["metadata"] = json.loads(data["metadata"])
-        raw_settings = data.get("ingest_settings")
-        data["ingest_settings"] = json.loads(raw_settings) if raw_settings else None
+        raw = data.get("ingest_settings")
+        data["ingest_settings"] = json.loads(raw) if raw else None
         return DocumentRecord(**data)
+
+    def _documents(self, statement: sa.Select[Any],
+                   params: dict[str, Any] | None = None) -> list[DocumentRecord]:
+        return [self._record(r) for r in self._read(statement, params)]
 
     def get_document(self, doc_id: str, include_failed: bool = False) -> DocumentRecord | None:
         """One document by id (indexed only unless `include_failed`)."""
-        row = self.conn.execute(
-            "SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunk_count "
-            "FROM documents d WHERE doc_id = ? AND (status = 'indexed' OR ?)",
-            (doc_id, include_failed),
-        ).fetchone()
-        return self._doc(row) if row else None
+        found = self._documents(_BY_ID if include_failed else _INDEXED_BY_ID, {"doc_id": doc_id})
+        return found[0] if found else None
 
     def document_text(self, doc_id: str) -> str | None:
         """The plaintext of a document."""
-        row = self.conn.execute("SELECT text FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
-        return str(row[0]) if row else None
+        rows = self._read(sa.select(documents.c.text).where(documents.c.doc_id == doc_id))
+        return str(rows[0]["text"]) if rows else None
 
     def documents_by_source(self, source_id: str, status: str = "indexed") -> list[DocumentRecord]:
         """Documents with this source id and status (normally at most one indexed)."""
-        rows = self.conn.execute(
-            "SELECT d.*, 0 AS chunk_count FROM documents d WHERE source_id = ? AND status = ?",
-            (source_id, status),
-        ).fetchall()
-        return [self._doc(r) for r in rows]
+        return self._documents(_BY_SOURCE, {"source_id": source_id, "status": status})
 
     def documents_by_hash(self, file_hash: str) -> list[DocumentRecord]:
         """Indexed documents whose original file has this sha256 (duplicates by content)."""
-        rows = self.conn.execute(
-            "SELECT d.*, 0 AS chunk_count FROM documents d WHERE file_hash = ? "
-            "AND +status = 'indexed'",
-            (file_hash,),
-        ).fetchall()
-        return [self._doc(r) for r in rows]
+        return self._documents(_BY_HASH, {"file_hash": file_hash})
 
     def list_documents(
         self, lens: str | None = None, roots_only: bool = False, status: str = "indexed"
     ) -> list[DocumentRecord]:
         """Documents of a status, newest first, optionally of one lens or only top-level ones."""
-        sql = (
-            "SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.doc_id) AS chunk_count "
-            "FROM documents d WHERE status = ?"
-        )
-        params: list[Any] = [status]
+        statement = _COUNTED.where(documents.c.status == status)
         if lens:
-            sql += " AND lens = ?"
-            params.append(lens)
+            statement = statement.where(documents.c.lens == lens)
         if roots_only:
-            sql += " AND parent_doc_id IS NULL"
-        sql += " ORDER BY updated_at DESC, source_id"
-        return [self._doc(r) for r in self.conn.execute(sql, params).fetchall()]
+            statement = statement.where(documents.c.parent_doc_id.is_(None))
+        return self._documents(
+            statement.order_by(documents.c.updated_at.desc(), documents.c.source_id))
 
     def runtimes_in_use(self) -> dict[str, int]:
         """Indexed documents per `embedding_runtime` of their recorded signature."""
-        rows = self.conn.execute(
-            "SELECT coalesce(json_extract(ingest_settings, '$.embedding_runtime'), 'torch'), "
-            "count(*) FROM documents WHERE status = 'indexed' GROUP BY 1").fetchall()
-        return {str(r[0]): int(r[1]) for r in rows}
+        runtime = sa.func.coalesce(
+            self._json_text(documents.c.ingest_settings, "embedding_runtime"), "torch")
+        statement = (sa.select(runtime.label("runtime"), sa.func.count().label("n"))
+                     .where(documents.c.status == "indexed").group_by(runtime))
+        return {str(r["runtime"]): int(r["n"]) for r in self._read(statement)}
 
     def all_doc_ids(self) -> set[str]:
         """Ids of every document row, indexed or failed."""
-        return {r[0] for r in self.conn.execute("SELECT doc_id FROM documents").fetchall()}
+        return {r["doc_id"] for r in self._read(sa.select(documents.c.doc_id))}
 
     def children(self, doc_id: str) -> list[str]:
         """Ids of all documents below `doc_id` (attachments, recursively)."""
-        rows = self.conn.execute(
-            "WITH RECURSIVE below(doc_id) AS ("
-            " SELECT doc_id FROM documents WHERE parent_doc_id = ?"
-            " UNION SELECT d.doc_id FROM documents d JOIN below b ON d.parent_doc_id = b.doc_id"
-            ") SELECT doc_id FROM below",
-            (doc_id,),
-        ).fetchall()
-        return [r[0] for r in rows]
+        below = (sa.select(documents.c.doc_id).where(documents.c.parent_doc_id == doc_id)
+                 .cte("below", recursive=True))
+        d = documents.alias("d")
+        below = below.union(sa.select(d.c.doc_id).join(below, d.c.parent_doc_id == below.c.doc_id))
+        return [r["doc_id"] for r in self._read(sa.select(below.c.doc_id))]
+
+    # --- writes (inside the caller's transaction) --------------------------------------------
 
     def insert_document(
-        self,
-        conn: sqlite3.Connection,
-        record: DocumentRecord,
-        text: str,
-        chunks: Sequence[Chunk],
+        self, conn: Any, record: DocumentRecord, text: str, chunks_: Sequence[Chunk],
     ) -> None:
         """Write a document with its chunks (inside the caller's transaction)."""
         stamp = now_iso()
-        conn.execute(
-            "INSERT INTO documents(doc_id, source_id, file_name, format, file_hash, size_bytes, "
-            "title, source_uri, lens, parent_doc_id, root_doc_id, depth, path, content_version, "
-            "ingest_version, chunk_size, chunk_overlap, embedding_model, status, error, "
-            "metadata, text, created_at, updated_at, context_summary, ingest_settings) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                record.doc_id, record.source_id, record.file_name, record.format,
-                record.file_hash, record.size_bytes, record.title, record.source_uri,
-                record.lens, record.parent_doc_id, record.root_doc_id, record.depth,
-                json.dumps(record.path), record.content_version, record.ingest_version,
-                record.chunk_size, record.chunk_overlap, record.embedding_model, record.status,
-                record.error, json.dumps(record.metadata), text, record.created_at or stamp, stamp,
-                record.context_summary,
-                json.dumps(record.ingest_settings, sort_keys=True)
-                if record.ingest_settings is not None else None,
-            ),
-        )
-        conn.executemany(
-            f"INSERT INTO chunks({CHUNK_COLUMNS}) VALUES ({','.join('?' * 19)})",  # noqa: S608
-            [self._chunk_row(c) for c in chunks],
-        )
+        row = {c.name: getattr(record, c.name) for c in DOC_COLUMNS}
+        row.update(
+            path=json.dumps(record.path), metadata=json.dumps(record.metadata), text=text,
+            created_at=record.created_at or stamp, updated_at=stamp,
+            ingest_settings=json.dumps(record.ingest_settings, sort_keys=True)
+            if record.ingest_settings is not None else None)
+        tx = self._core(conn)
+        tx.execute(_INSERT_DOCUMENT, row)
+        if chunks_:
+            self._insert_chunks(tx, [self._chunk_values(c) for c in chunks_])
 
     @staticmethod
-    def _chunk_row(c: Chunk) -> tuple[Any, ...]:
+    def _chunk_values(c: Chunk) -> dict[str, Any]:
         meta = {k: getattr(c, k) for k in CHUNK_META_FIELDS if getattr(c, k) not in (None, [])}
-        return (
-            c.chunk_id, c.doc_id, c.chunk_index, c.total_chunks, c.start_char, c.end_char,
-            c.token_count, c.chunk_type, c.section_path, c.lens, c.page_number, c.line_from,
-            c.line_to, c.text, c.embedding_text, text_hash(c.embedding_text), json.dumps(meta),
-            c.context_header, index_text(c.text),
-        )
+        values = {name: getattr(c, name) for name in _CHUNK_VALUES}
+        values.update(metadata=json.dumps(meta), embedding_hash=text_hash(c.embedding_text))
+        return values
 
-    def delete_documents(self, conn: sqlite3.Connection, doc_ids: Sequence[str]) -> list[str]:
-        """Delete documents and their chunks; returns the deleted chunk ids (for Chroma)."""
-        removed: list[str] = []
-        for doc_id in doc_ids:
-            removed += [
-                r[0]
-                for r in conn.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (doc_id,))
-            ]
-            conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
-            conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
-        return removed
+    def delete_documents(self, conn: Any, doc_ids: Sequence[str]) -> list[str]:
+        """Delete documents and their chunks; returns the deleted chunk ids (for the vectors),
+        document by document in the order given, each one's in chunk order.
+        """
+        tx = self._core(conn)
+        order = {doc_id: i for i, doc_id in enumerate(dict.fromkeys(doc_ids))}
+        ids = list(order)
+        found: list[tuple[int, int, str]] = []
+        for i in range(0, len(ids), _BATCH):
+            part = {"ids": ids[i : i + _BATCH]}
+            self._forget_chunks(tx, part["ids"])
+            found += [(order[r[0]], r[1], r[2]) for r in tx.execute(_CHUNKS_OF, part)]
+            tx.execute(_DELETE_CHUNKS, part)
+            tx.execute(_DELETE_DOCUMENTS, part)
+        return [chunk_id for _, _, chunk_id in sorted(found)]
 
-    def set_archive_links(self, conn: sqlite3.Connection, record: DocumentRecord) -> None:
+    def clear(self) -> None:
+        """Delete every document and chunk (the embedding cache is kept)."""
+        with self.writing() as tx:
+            tx.execute(sa.delete(chunks))
+            tx.execute(sa.delete(documents))
+            self._fts_cleared(tx)
+
+    def set_archive_links(self, conn: Any, record: DocumentRecord) -> None:
         """Store a record's archive fields (inside the caller's transaction)."""
-        conn.execute(
-            "UPDATE documents SET archive_path = ?, archive_browse_uri = ?, "
-            "archive_download_uri = ? WHERE doc_id = ?",
-            (record.archive_path, record.archive_browse_uri, record.archive_download_uri,
-             record.doc_id),
-        )
+        self._core(conn).execute(_SET_ARCHIVE_LINKS, {
+            "b_doc_id": record.doc_id, "b_path": record.archive_path,
+            "b_browse": record.archive_browse_uri, "b_download": record.archive_download_uri})
 
-    def update_chunk(self, conn: sqlite3.Connection, chunk_id: str,
-                     fields: dict[str, Any]) -> None:
+    def update_chunk(self, conn: Any, chunk_id: str, fields: dict[str, Any]) -> None:
         """Set `fields` (columns of `UPDATABLE_CHUNK_FIELDS`) of one chunk, inside the
         caller's transaction (backfill's corrections).
         """
         check_fields(fields, UPDATABLE_CHUNK_FIELDS)
-        assignments = ", ".join(f"{name} = ?" for name in fields)  # names checked above
-        conn.execute(f"UPDATE chunks SET {assignments} WHERE chunk_id = ?",  # noqa: S608
-                     (*fields.values(), chunk_id))
+        self._core(conn).execute(
+            sa.update(chunks).where(chunks.c.chunk_id == chunk_id).values(**fields))
 
-    def update_document(self, conn: sqlite3.Connection, doc_id: str,
-                        fields: dict[str, Any]) -> None:
+    def update_document(self, conn: Any, doc_id: str, fields: dict[str, Any]) -> None:
         """Set `fields` (columns of `UPDATABLE_DOCUMENT_FIELDS`) of one document, inside the
         caller's transaction.
         """
         check_fields(fields, UPDATABLE_DOCUMENT_FIELDS)
-        assignments = ", ".join(f"{name} = ?" for name in fields)  # names checked above
-        conn.execute(f"UPDATE documents SET {assignments} WHERE doc_id = ?",  # noqa: S608
-                     (*fields.values(), doc_id))
+        self._core(conn).execute(
+            sa.update(documents).where(documents.c.doc_id == doc_id).values(**fields))
 
     # --- archive reads (documents in ingest order) -------------------------------------------
 
     def archive_rows(self) -> list[dict[str, Any]]:
         """Every document's place in its thread, status and archive links, in ingest order."""
-        rows = self.conn.execute(
-            "SELECT doc_id, parent_doc_id, root_doc_id, status, file_name, archive_path, "
-            "archive_browse_uri, archive_download_uri FROM documents ORDER BY rowid"
-        ).fetchall()
-        return [dict(r) for r in rows]
+        d = documents.c
+        statement = sa.select(d.doc_id, d.parent_doc_id, d.root_doc_id, d.status, d.file_name,
+                              d.archive_path, d.archive_browse_uri,
+                              d.archive_download_uri).order_by(d.rowid)
+        return [dict(r) for r in self._read(statement)]
 
     def thread_members(self, root_id: str) -> list[str]:
         """Ids of the documents below thread root `root_id` (not itself), in ingest order."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT doc_id FROM documents WHERE root_doc_id = ? AND doc_id != ? ORDER BY rowid",
-            (root_id, root_id))]
+        d = documents.c
+        statement = (sa.select(d.doc_id).where(d.root_doc_id == root_id, d.doc_id != root_id)
+                     .order_by(d.rowid))
+        return [r["doc_id"] for r in self._read(statement)]
 
     def attachment_links(self, doc_id: str) -> list[tuple[str, str | None]]:
         """(file name, archive browse URI) of the documents directly below `doc_id`."""
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT file_name, archive_browse_uri FROM documents WHERE parent_doc_id = ? "
-            "ORDER BY rowid", (doc_id,))]
+        d = documents.c
+        statement = (sa.select(d.file_name, d.archive_browse_uri)
+                     .where(d.parent_doc_id == doc_id).order_by(d.rowid))
+        return [(r["file_name"], r["archive_browse_uri"]) for r in self._read(statement)]
 
     def mail_rows(self) -> list[dict[str, Any]]:
         """Top-level indexed e-mails (eml, msg) without their text, in ingest order."""
-        rows = self.conn.execute(
-            "SELECT doc_id, file_name, title, metadata, archive_browse_uri FROM documents "
-            "WHERE format IN ('eml', 'msg') AND parent_doc_id IS NULL AND +status = 'indexed' "
-            "ORDER BY rowid"
-        ).fetchall()
-        return [dict(r) for r in rows]
+        d = documents.c
+        statement = (sa.select(d.doc_id, d.file_name, d.title, d.metadata, d.archive_browse_uri)
+                     .where(d.format.in_(["eml", "msg"]), d.parent_doc_id.is_(None),
+                            unindexed(d.status) == "indexed").order_by(d.rowid))
+        return [dict(r) for r in self._read(statement)]

@@ -1,5 +1,6 @@
 """What the PostgreSQL catalog's parts share: the engine of a workspace, its migrations, its
-write lock across hosts, and `PgBase`, the catalog's connections and transactions.
+write lock across hosts, and `PgBase`, the catalog's connections and transactions with
+PostgreSQL's forms of what the shared queries need (`catalog_base.CatalogBase`).
 
 `connect` builds the engine of a workspace: psycopg 3, with the workspace schema first on every
 connection's search path (then `public`, where the pgvector extension lives), so the same
@@ -17,13 +18,16 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
 
 from ragbench.errors import BackendUnsupportedError, StoreError
+from ragbench.store.catalog_base import CatalogBase
+from ragbench.store.tables import answers
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 _LOCK_KEY = 0x7261_6762  # "ragb": the advisory lock of schema migrations
@@ -126,9 +130,11 @@ def _first_line(error: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(error).__name__
 
 
-class PgBase:
+class PgBase(CatalogBase):
     """The connections of a PostgreSQL catalog: `engine`, its transactions as
-    `PgTransaction`, and reads (`PgCatalog.__init__` sets `engine`, `schema` and `path`).
+    `PgTransaction`, reads on a pooled connection each, and PostgreSQL's form of a JSON field
+    for the shared queries; `PgCatalog.__init__` sets
+    `engine`, `schema` and `path`.
     """
 
     engine: sa.Engine
@@ -154,9 +160,29 @@ class PgBase:
         with self.engine.begin() as conn:
             yield PgTransaction(conn)
 
-    def _read(self, statement: sa.Executable) -> list[sa.RowMapping]:
-        with self.engine.connect() as conn:
-            return list(conn.execute(statement).mappings())
+    def reading(self) -> AbstractContextManager[sa.Connection]:
+        """A pooled connection for reads (returned to the pool at the end)."""
+        return self.engine.connect()
+
+    def _core(self, tx: Any) -> sa.Connection:
+        return connection(tx)
+
+    def _json_text(self, column: sa.ColumnElement[Any], key: str) -> sa.ColumnElement[Any]:
+        return sa.cast(sa.func.nullif(column, ""), JSONB)[key].astext
+
+    def answer_citing(self, chunk_id: str) -> tuple[str, str] | None:
+        """The newest saved answer with a source of this chunk id: (answer_id, source JSON),
+        found by PostgreSQL's JSON functions inside the stored responses.
+        """
+        source = (sa.func.jsonb_array_elements(
+            sa.cast(answers.c.response, JSONB)["sources"]).table_valued(sa.column("value", JSONB))
+            .alias("s"))
+        statement = (sa.select(answers.c.answer_id, sa.cast(source.c.value, sa.Text).label("src"))
+                     .select_from(answers).join(source, sa.true())
+                     .where(source.c.value["id"].astext == chunk_id)
+                     .order_by(answers.c.updated_at.desc()).limit(1))
+        rows = self._read(statement)
+        return (rows[0]["answer_id"], rows[0]["src"]) if rows else None
 
 
 class PgTransaction:

@@ -1,6 +1,6 @@
-"""The chunks of the PostgreSQL catalog and its full-text search: chunk reads by id (with
-their document's fields, for answers, contradictions and the graph), word rarity, and
-`fts_search`. The PostgreSQL side of `catalog_chunks`.
+"""The full-text search of the PostgreSQL catalog: word rarity, `fts_search`, the postings'
+check and rebuild, and what chunk writes and deletes give the postings (`postgres_fts`). The
+PostgreSQL side of `sqlite_chunks`; the chunk reads themselves are shared (`catalog_chunks`).
 
 Full-text search follows FTS5's query rules (the words of the query OR-ed, the query stop list
 left out, a word said twice counted twice, Snowball stems on both sides) and its BM25 score,
@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import JSONB
 
 from ragbench.lexical import INDEX_WORD, STOPWORDS, query_words, stem
 from ragbench.models import SearchFilters
 from ragbench.store import postgres_fts
+from ragbench.store.catalog_chunks import ChunkStore
 from ragbench.store.postgres_base import PgBase
-from ragbench.store.postgres_tables import CHUNK_COLUMNS, chunks, documents
+from ragbench.store.tables import chunks, documents
 
 
 def query_terms(text: str) -> dict[str, int]:
@@ -34,36 +34,20 @@ def query_terms(text: str) -> dict[str, int]:
     return dict(Counter(stem(w) for w in query_words(text)))
 
 
-class PgChunks(PgBase):
-    """Chunks and full-text search of a PostgreSQL catalog (see the module docstring)."""
+class PgChunks(ChunkStore, PgBase):
+    """Chunks with full-text search of a PostgreSQL catalog (see the module docstring)."""
 
-    # --- chunks ----------------------------------------------------------------------------
+    def _insert_chunks(self, tx: sa.Connection, rows: list[dict[str, Any]]) -> None:
+        written = tx.execute(sa.insert(chunks).returning(chunks.c.rowid, chunks.c.text,
+                                                         sort_by_parameter_order=True), rows)
+        postgres_fts.index_chunks(tx, [(r[0], r[1]) for r in written])
 
-    def chunk_ids(self) -> set[str]:
-        """Every chunk id in the catalog."""
-        return {r["chunk_id"] for r in self._read(sa.select(chunks.c.chunk_id))}
+    def _forget_chunks(self, tx: sa.Connection, doc_ids: list[str]) -> None:
+        rowids = sa.select(chunks.c.rowid).where(chunks.c.doc_id.in_(doc_ids))
+        postgres_fts.forget_chunks(tx, rowids)
 
-    def chunk_count(self) -> int:
-        """Number of chunks in the catalog."""
-        return int(self._read(sa.select(sa.func.count().label("n")).select_from(chunks))[0]["n"])
-
-    @staticmethod
-    def _filters(filters: SearchFilters | None,
-                 lens: str | None = None) -> list[sa.ColumnElement[bool]]:
-        """`SearchFilters.fields` as conditions over chunks joined with documents (as the
-        SQLite catalog's `_filter_sql`; media-level search ranks chunks too, so one form).
-        """
-        columns: dict[str, sa.ColumnElement[Any]] = {
-            "lens": chunks.c.lens, "chunk_type": chunks.c.chunk_type,
-            "doc_id": chunks.c.doc_id, "source_id": documents.c.source_id}
-        return [columns[name].in_(values)
-                for name, values in (filters or SearchFilters()).fields(lens).items()]
-
-    def indexed_chunk_count(self, filters: SearchFilters | None = None) -> int:
-        """Number of chunks of indexed documents that `filters` lets through (all without)."""
-        statement = (sa.select(sa.func.count().label("n")).select_from(chunks.join(documents))
-                     .where(documents.c.status == "indexed", *self._filters(filters)))
-        return int(self._read(statement)[0]["n"])
+    def _fts_cleared(self, tx: sa.Connection) -> None:
+        postgres_fts.rebuild(tx)
 
     def _document_frequencies(self, terms: Sequence[str]) -> list[int]:
         """How many chunks hold each (stemmed) word."""
@@ -82,43 +66,6 @@ class PgChunks(PgBase):
         total = self.chunk_count()
         dfs = self._document_frequencies(keys)
         return {key: math.log((total + 1) / (df + 1)) for key, df in zip(keys, dfs, strict=True)}
-
-    def _rows_of(self, columns: Sequence[sa.ColumnElement[Any]],
-                    chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for i in range(0, len(chunk_ids), 1000):
-            part = list(chunk_ids[i : i + 1000])
-            statement = (sa.select(chunks.c.chunk_id, *columns)
-                         .select_from(chunks.join(documents))
-                         .where(documents.c.status == "indexed", chunks.c.chunk_id.in_(part)))
-            out.update({r["chunk_id"]: dict(r) for r in self._read(statement)})
-        return out
-
-    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Indexed chunk rows (with document fields) by id."""
-        return self._rows_of(
-            [*CHUNK_COLUMNS, documents.c.source_id, documents.c.title.label("source_title"),
-             documents.c.file_name, documents.c.archive_browse_uri,
-             documents.c.archive_download_uri], chunk_ids)
-
-    def contradiction_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Chunk text with lens, document, thread root and document date (e-mail Date)."""
-        date = sa.cast(documents.c.metadata, JSONB)["date"].astext.label("doc_date")
-        return self._rows_of([chunks.c.doc_id, chunks.c.lens, chunks.c.text,
-                                 documents.c.root_doc_id, date], chunk_ids)
-
-    def graph_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """What the context graph needs of each chunk (text, position, lens, document)."""
-        return self._rows_of(
-            [chunks.c.lens, chunks.c.doc_id, chunks.c.chunk_index, chunks.c.total_chunks,
-             chunks.c.token_count, chunks.c.text, documents.c.file_name, documents.c.source_id,
-             documents.c.created_at, documents.c.metadata], chunk_ids)
-
-    def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
-        """All chunk rows of a document in order."""
-        statement = (sa.select(*CHUNK_COLUMNS).where(chunks.c.doc_id == doc_id)
-                     .order_by(chunks.c.chunk_index))
-        return [dict(r) for r in self._read(statement)]
 
     def fts_search(
         self, query: str, k: int, lens: str | None = None,
@@ -157,12 +104,6 @@ class PgChunks(PgBase):
             else:
                 statement = scored.order_by(sa.desc("score"), chunks.c.chunk_id).limit(k)
             return [(r.chunk_id, float(r.score)) for r in conn.execute(statement)]
-
-    def lenses(self) -> list[str]:
-        """Lenses that have indexed chunks."""
-        statement = (sa.select(chunks.c.lens).distinct().select_from(chunks.join(documents))
-                     .where(documents.c.status == "indexed").order_by(chunks.c.lens))
-        return [r["lens"] for r in self._read(statement)]
 
     def fts_integrity(self) -> bool:
         """Whether the full-text postings and their statistics agree with the chunks."""

@@ -19,8 +19,7 @@ from ragbench.chats import (
     export,
     retrieval_question,
 )
-from ragbench.chats.backends import open_conversations
-from ragbench.chats.store import title_of
+from ragbench.chats.store import ConversationStore, title_of
 from ragbench.errors import GenerationStopped, InvalidRequestError, NotFoundError
 from ragbench.models import SearchFilters
 from ragbench.workbench.answers import AnsweringParts
@@ -31,7 +30,7 @@ class ChatsArea:
 
     def __init__(self, wb: AnsweringParts) -> None:
         self._wb = wb
-        self.store = open_conversations(wb.catalog)
+        self.store = ConversationStore(wb.catalog)
 
     def ask(
         self,

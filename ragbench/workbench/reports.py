@@ -19,7 +19,6 @@ from ragbench.answer.saved import CitationTarget
 from ragbench.errors import InvalidRequestError, LLMError
 from ragbench.models import RetrievalResult
 from ragbench.reports import exports
-from ragbench.reports.backends import open_reports
 from ragbench.reports.context import GenerationOptions, QueryMemo
 from ragbench.reports.generator import PartGenerator
 from ragbench.reports.models import (
@@ -32,6 +31,7 @@ from ragbench.reports.models import (
     TemplateInfo,
 )
 from ragbench.reports.service import ReportProgress, ReportService
+from ragbench.reports.store import ReportStore
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
 from ragbench.workbench.answers import AnsweringParts
@@ -60,7 +60,7 @@ class ReportsArea:
         retriever = Retriever(wb.catalog, lambda: wb.vectors, lambda: memo, wb.settings)
         retriever.graph = wb.retriever.graph
         return ReportService(
-            open_reports(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
+            ReportStore(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
             wb.contradictions_among,
             PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback,
                           wb.answerer.sentence_embedder, wb.catalog.word_rarity))

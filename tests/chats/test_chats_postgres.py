@@ -24,5 +24,5 @@ def wb(tmp_path_factory, postgres_url):
     settings = postgres_settings(postgres_url)
     save_settings(root / "ws", settings)
     wb = lens_workbench(root / "src", root / "ws", DOCS, settings)
-    assert type(wb.chats.store).__name__ == "PgConversationStore"
+    assert type(wb.chats.store.catalog).__name__ == "PgCatalog"
     return wb

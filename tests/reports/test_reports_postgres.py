@@ -1,17 +1,16 @@
 """The report-stage tests of test_reports_unit.py that store reports (create, complete, tune,
-reshape, suggest, export), unchanged, with their store in PostgreSQL (`PgReportStore` on a
-fresh workspace schema per test) instead of SQLite; search stays the fake of those tests. And
+reshape, suggest, export), unchanged, with their store in PostgreSQL (`ReportStore` on a
+`PgCatalog`, a fresh workspace schema per test) instead of SQLite; search stays the fake of those tests. And
 from test_reports_workspace.py, on a real workspace in PostgreSQL: a report's citations
 resolve, live or from its stored passages, after the cited document is re-ingested.
 """
 
 import pytest
 
-from ragbench.reports.backends import open_reports
 from ragbench.reports.context import GenerationOptions
 from ragbench.reports.generator import PartGenerator
-from ragbench.reports.pgstore import PgReportStore
 from ragbench.reports.service import ReportService
+from ragbench.reports.store import ReportStore
 from ragbench.store.postgres import PgCatalog
 from ragbench.store.postgres_base import connect
 from tests.conftest import lens_workbench, postgres_settings
@@ -42,8 +41,7 @@ pytestmark = pytest.mark.integration
 def service(postgres_url):
     schema = postgres_settings(postgres_url).database_schema
     engine = connect(postgres_url, schema)
-    store = open_reports(PgCatalog(engine, schema))
-    assert isinstance(store, PgReportStore)
+    store = ReportStore(PgCatalog(engine, schema))
     yield ReportService(store, FakeSearch(), lambda: list(LENSES), chunks, find_contradictions,
                         PartGenerator(GenerationOptions(words=100), 200, True))
     engine.dispose()

@@ -314,7 +314,7 @@ def test_a_document_another_process_ingests_is_found_here_at_once(tmp_path, post
 def test_turns_added_at_once_by_replicas_get_consecutive_positions(pg):
     wb, _ = pg
     store = wb.chats.store
-    assert type(store).__name__ == "PgConversationStore"
+    assert type(store.catalog).__name__ == "PgCatalog"
     answer_id = wb.answers.ask("What is the kestrel budget?", save=True).answer_id
     conversation_id = store.create("Kestrel")
     positions: list[int] = []
