@@ -10,7 +10,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,17 @@ def _pause_point(name: str) -> None:
         if marker:
             Path(marker).write_text(name, encoding="utf-8")
         time.sleep(float(os.environ.get("RAGBENCH_PAUSE_SECONDS", "120")))
+
+def _new_folder(folder: Path) -> bool:
+    """Create `folder` (and its parents) if missing; whether this call created it."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return False
+    except FileNotFoundError:  # the first original of the workspace
+        folder.mkdir(parents=True, exist_ok=True)
+    return True
+
 
 @dataclass
 class StagedFile:
@@ -104,20 +115,19 @@ class IngestStore(IngestorBase):
         """
         self._check_collisions(units, replaced)
         chunks = [c for u in units for c in u.chunks]
-        vectors = self._embed(chunks, progress)
+        todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
+        vectors = self._embed([chunks[i] for i in todo], progress)  # the group's are upserted
         staged = StagedFile(units, chunks, replaced, [])
         try:
-            self._write_originals(units)
+            self._write_originals(units, replaced)
             _pause_point("before_vectors")
-            todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
             if todo:
                 names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
                 summaries = {u.record.doc_id: u.record.context_summary for u in units}
                 metas = [vector_meta({**chunks[i].model_dump(),
                                       "context_summary": summaries.get(chunks[i].doc_id)},
                                      names[chunks[i].doc_id]) for i in todo]
-                self._vectors().upsert([chunks[i].chunk_id for i in todo], vectors[todo],
-                                       metas)
+                self._vectors().upsert([chunks[i].chunk_id for i in todo], vectors, metas)
             _pause_point("after_vectors")
             kept_ids = {u.record.doc_id for u in units}
             for doc_id in replaced:
@@ -166,18 +176,25 @@ class IngestStore(IngestorBase):
         if self.originals is not None:  # the replaced versions' files, if unused now
             self.originals.forget(getattr(tx, "conn", tx), staged.old_hashes)
 
-    def _write_originals(self, units: list[Unit]) -> None:
+    def _write_originals(self, units: list[Unit], listed: Collection[str] = ()) -> None:
         """The originals, for view/download; written (marked pending) before they are
-        referenced.
+        referenced. `listed`: ids of documents the catalog lists now (those this file
+        replaces).
         """
         for unit in units:
             folder = self.files_dir / unit.record.doc_id
             try:
-                folder.mkdir(parents=True, exist_ok=True)
-                mark_pending(folder, unit.record)
-                # a new file swapped in, never rewritten in place: the archive's copy of the
-                # original may be a hard link to the old one (see ArchiveItem.source)
-                write_atomic(folder / unit.record.file_name, unit.data)
+                fresh = _new_folder(folder)
+                mark_pending(folder, unit.record, fresh)
+                if fresh and unit.record.doc_id not in listed:
+                    # a folder of its own, pending until the commit: a write cut short is
+                    # swept with it, never read as this document's original
+                    with open(folder / unit.record.file_name, "xb") as handle:
+                        handle.write(unit.data)
+                else:
+                    # a new file swapped in, never rewritten in place: the archive's copy of
+                    # the original may be a hard link to the old one (see ArchiveItem.source)
+                    write_atomic(folder / unit.record.file_name, unit.data)
             except (OSError, ValueError) as e:
                 raise OriginalNotWritten(
                     f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"

@@ -323,8 +323,9 @@ class Library(LibraryBase):
         """Re-run parse, chunk, context and embed for every stale document from its original
         (only those of `doc_ids` when given: a queued reprocess job runs one document).
 
-        Each document (with its attachments) is stored in its own transaction, so an
-        interrupted run leaves finished documents current and a second run does the rest.
+        Each document (with its attachments) is stored whole in its group's transaction
+        (`ingest_commit_files`), so an interrupted run leaves the committed documents current,
+        the others whole in their old version, and a second run does the rest.
         Unchanged embedding texts come from the embedding cache. Chunk ids are content
         addressed (doc id + offsets), so unchanged chunks keep their ids and citations.
         """
