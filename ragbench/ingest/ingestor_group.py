@@ -42,6 +42,7 @@ from ragbench.ingest.ingestor_store import (
     _pause_point,
 )
 from ragbench.models import FileResult
+from ragbench.store.catalog import Catalog
 
 logger = logging.getLogger(__name__)
 
@@ -224,8 +225,10 @@ class GroupStore(IngestStore):
         """Roll back what a failed commit may have left open (SQLite keeps a transaction
         open when COMMIT itself fails), so each file can then be stored alone.
         """
-        conn = getattr(self.catalog, "conn", None)
-        if isinstance(conn, sqlite3.Connection) and conn.in_transaction:
+        if not isinstance(self.catalog, Catalog):  # PostgreSQL: the engine's block rolled back
+            return
+        conn = self.catalog.conn
+        if conn.in_transaction:
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
