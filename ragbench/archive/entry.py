@@ -112,6 +112,7 @@ def _unique(name: str, taken: set[str]) -> str:
 def build_entry(items: Sequence[ArchiveItem], folder: Path) -> None:
     """Write a whole entry into `folder` and set the archive fields of every record."""
     root_id = check_doc_id(items[0].record.doc_id)
+    folder = folder.resolve()
     placed = _place(items)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     if len(placed) > 1:
@@ -122,13 +123,14 @@ def build_entry(items: Sequence[ArchiveItem], folder: Path) -> None:
         record.archive_browse_uri = entry_uri(root_id, p.view)
         record.archive_download_uri = entry_uri(root_id, p.original) if p.original else None
         if p.original is not None and p.item.data is not None:
-            write_original(confined(folder, *p.original.split("/")), p.item.data,
-                           p.item.source)
+            write_original(confined(folder, *p.original.split("/"), resolved=True),
+                           p.item.data, p.item.source)
         if p.view != p.original:
             text = _markdown(p, placed, stamp)
-            write_new(confined(folder, *p.view.split("/")), text.encode("utf-8"))
+            write_new(confined(folder, *p.view.split("/"), resolved=True),
+                      text.encode("utf-8"))
     meta = _metadata(placed, stamp)
-    write_new(confined(folder, "metadata.json"),
+    write_new(confined(folder, "metadata.json", resolved=True),
               json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8"))
 
 

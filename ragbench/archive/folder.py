@@ -81,6 +81,29 @@ _TEMP_NAME = re.compile(r"^\.(tmp|old)-[A-Za-z0-9_-]{1,64}-[0-9a-f]{8}$")
 """A temporary or replaced entry folder exactly as `Archive.publishing` names it."""
 
 
+class Published:
+    """An entry swapped in before its documents' catalog commit (`Archive.publish`)."""
+
+    def __init__(self, target: Path | None, old: Path | None) -> None:
+        self.target = target
+        self.old = old
+
+    def keep(self) -> None:
+        """The commit succeeded: the replaced entry, if any, goes."""
+        if self.old is not None:
+            discard(self.old)
+            self.old = None
+
+    def undo(self) -> None:
+        """The commit failed: the new entry goes and the replaced one, if any, comes back."""
+        if self.target is None:
+            return
+        discard(self.target)
+        if self.old is not None:
+            os.rename(self.old, self.target)
+        self.target = self.old = None
+
+
 class Archive:
     """The archive root of one workspace.
 
@@ -208,14 +231,25 @@ class Archive:
         fields are set before the body runs; if it raises, the new entry is removed and the
         previous one restored, so no entry exists for documents the catalog does not have.
         """
-        if not items:
+        published = self.publish(items)
+        try:
             yield
-            return
+        except BaseException:
+            published.undo()
+            raise
+        published.keep()
+
+    def publish(self, items: Sequence[ArchiveItem], base: Path | None = None) -> Published:
+        """Write the entry of `items` (root document first) and swap it in now; the caller
+        commits the records, then calls `keep` on the result, or `undo` if the commit failed
+        (what `publishing` does around one transaction; a group of files stored in one
+        transaction holds one `Published` per file). `base` is `ready_root()`, when the
+        caller publishes many entries at once.
+        """
+        if not items:
+            return Published(None, None)
         root_id = check_doc_id(items[0].record.doc_id)
-        try:  # a read-only or foreign archive/ is this file's clear error, not a crash
-            base = self.ensure_root()
-        except OSError as e:
-            raise ArchiveError(f"cannot write the archive at {self.root}: {e}") from e
+        base = base or self.ready_root()
         token = secrets.token_hex(4)
         # the id is checked above, so these names cannot leave `base`; they are not resolved,
         # so a symlink planted at `target` is moved away, never followed
@@ -245,15 +279,14 @@ class Archive:
             if had_old and not target.exists() and old.exists():
                 os.rename(old, target)
             raise ArchiveError(f"cannot swap in the archive of {root_id}: {e}") from e
-        try:
-            yield
-        except BaseException:
-            discard(target)
-            if had_old:
-                os.rename(old, target)
-            raise
-        if had_old:
-            discard(old)
+        return Published(target, old if had_old else None)
+
+    def ready_root(self) -> Path:
+        """The archive root, created and resolved (`ArchiveError` when it cannot be)."""
+        try:  # a read-only or foreign archive/ is this file's clear error, not a crash
+            return self.ensure_root()
+        except OSError as e:
+            raise ArchiveError(f"cannot write the archive at {self.root}: {e}") from e
 
     # --- maintenance -----------------------------------------------------------------------
 

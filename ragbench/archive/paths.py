@@ -88,9 +88,12 @@ def truncate_name(name: str, limit: int) -> str:
     return (cut or "file") + suffix
 
 
-def confined(root: Path, *parts: str) -> Path:
-    """`root / parts`, resolved; raises `ArchivePathError` unless it stays strictly inside root."""
-    base = root.resolve()
+def confined(root: Path, *parts: str, resolved: bool = False) -> Path:
+    """`root / parts`, resolved; raises `ArchivePathError` unless it stays strictly inside root.
+
+    `resolved`: `root` is resolved already (the caller confines many paths to it).
+    """
+    base = root if resolved else root.resolve()
     for part in parts:
         if "\x00" in part or PurePosixPath(part).is_absolute() or Path(part).is_absolute():
             raise ArchivePathError(f"unsafe archive path component {part!r}")

@@ -127,6 +127,12 @@ class Settings(BaseModel):
         description="ingest of symbolic links: only those resolving inside the ingest root, "
         "all of them, or none",
     )
+    ingest_commit_files: int = Field(
+        1024, ge=1, le=65536,
+        description="files of an ingest stored in one catalog transaction, each in its own "
+        "savepoint (at most one planning group of 1,024): a kill loses the uncommitted ones "
+        "whole, never part of a file, and a re-run stores them; 1 commits every file alone",
+    )
     current_ingest_version: int = Field(
         0, ge=0,
         description="specs/004 CURRENT_INGEST_VERSION as a deployment guard (0 = none): set, a "

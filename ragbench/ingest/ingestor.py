@@ -15,22 +15,20 @@ the moment a document (with its attachments) appears or is replaced:
 
 A kill between 1 and 2 leaves the old state plus orphan vectors; between 2 and 3, the new state
 plus orphan vectors. Orphans are invisible and removed by `Workbench.recover` / `doctor`.
+The files of a planning group share steps 1 to 3 (one upsert, one transaction with a savepoint
+per file, one delete): `ragbench.ingest.ingestor_group`.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from ragbench.archive.folder import ArchiveError
 from ragbench.chunking.chunker import chunk_document
 from ragbench.chunking.tables import attach_table_headers
-from ragbench.errors import StoreError
-from ragbench.ids import IdCollisionError, compute_doc_id, file_hash
-from ragbench.ingest import versioning
+from ragbench.ids import compute_doc_id, file_hash
 from ragbench.ingest.context import apply_context, document_date, document_header
 from ragbench.ingest.ingestor_base import (
     MAX_ATTACHMENT_DEPTH,
@@ -39,7 +37,7 @@ from ragbench.ingest.ingestor_base import (
     Progress,
     Unit,
 )
-from ragbench.ingest.ingestor_store import IngestStore, OriginalNotWritten
+from ragbench.ingest.ingestor_group import GroupStore
 from ragbench.ingest.metadata import partial_note, vector_meta
 from ragbench.ingest.uploads import safe_file_name
 from ragbench.models import Chunk, DocumentRecord, FileResult, Scalar
@@ -49,38 +47,8 @@ from ragbench.parsers.base import ParseError
 logger = logging.getLogger(__name__)
 
 
-class Ingestor(IngestStore):
+class Ingestor(GroupStore):
     """Runs the ingest of single files against one catalog, vector store and embedder."""
-
-    # --- decision ----------------------------------------------------------------------------
-
-    def decide(self, doc_id: str, source_id: str, lens: str | None) -> Decision:
-        """The specs/004 ingest decision for a file with this id and source.
-
-        The action and reason come from `ragbench.ingest.versioning.decide`; this adds what storing
-        needs (documents replaced, content version, lens, creation time).
-        """
-        existing = self.catalog.get_document(doc_id)
-        olds = [] if existing else self.catalog.documents_by_source(source_id)
-        verdict = versioning.decide(existing, olds, self.signature, lens)
-        if existing is not None:
-            replaced = [] if verdict.action == "skipped" else [
-                doc_id, *self.catalog.children(doc_id)
-            ]
-            return Decision(verdict.action, verdict.reason, replaced, existing.content_version,
-                            lens or existing.lens, existing.created_at)
-        failed = [d.doc_id for d in self.catalog.documents_by_source(source_id, "failed")]
-        if olds:
-            replaced = failed[:]
-            for old in olds:
-                replaced += [old.doc_id, *self.catalog.children(old.doc_id)]
-            return Decision(
-                verdict.action, verdict.reason, replaced,
-                max(o.content_version for o in olds) + 1,
-                lens or olds[0].lens,
-                min(o.created_at for o in olds),
-            )
-        return Decision(verdict.action, verdict.reason, failed, 1, lens or "default")
 
     def contextualize(
         self, record: DocumentRecord, text: str, chunks: list[Chunk]
@@ -195,49 +163,6 @@ class Ingestor(IngestStore):
             result.reason = f"{result.reason}; {partial}" if result.reason else partial
         return Planned(result, decision, units, failures, start,
                        own_seconds=time.perf_counter() - start)
-
-    def finish(self, planned: Planned, progress: Progress | None = None) -> list[FileResult]:
-        """Embed (from the cache when warmed) and store a planned file atomically.
-
-        The file's `seconds` are its own work: planning, its share of `warm`, and this store.
-        """
-        start = time.perf_counter()
-        result, units = planned.result, planned.units
-        try:
-            with self.write_lock():
-                top = units[0].record
-                if self.decide(top.doc_id, top.source_id, top.lens).action == "skipped":
-                    # the same file was stored by another ingest meanwhile: not a collision
-                    result.status, result.reason = "skipped", "indexed meanwhile by another ingest"
-                    result.chunks = len(units[0].chunks)
-                    return [result]
-                self._store(units, planned.decision.replaced, progress)
-        except (IdCollisionError, sqlite3.IntegrityError) as e:
-            result.status, result.error = "failed", f"id collision, nothing stored: {e}"
-            return [result]
-        except ArchiveError as e:
-            result.status, result.error = "failed", f"archive not written, nothing stored: {e}"
-            return [result]
-        except OriginalNotWritten as e:
-            result.status, result.error = "failed", f"original not written, nothing stored: {e}"
-            return [result]
-        except (StoreError, sqlite3.OperationalError) as e:  # e.g. a full disk: say so, go on
-            result.status, result.error = "failed", f"not stored: {e}"
-            return [result]
-        except Exception as e:  # nothing committed: the batch goes on, the leftovers are swept
-            logger.exception("unexpected error while storing %s", result.path)
-            result.status, result.error = "failed", f"not stored: {type(e).__name__}: {e}"
-            return [result]
-        result.chunks = len(units[0].chunks)
-        result.seconds = planned.own_seconds + time.perf_counter() - start
-        children = [
-            FileResult(path="/".join(u.record.path), status=result.status,
-                       doc_id=u.record.doc_id, source_id=u.record.source_id,
-                       chunks=len(u.chunks), reason="attachment",
-                       parent_doc_id=u.record.parent_doc_id)
-            for u in units[1:] if u.record.status == "indexed"
-        ]
-        return [result, *children, *planned.failures]
 
     def warm(self, plans: list[Planned], progress: Progress | None = None) -> None:
         """Embed the chunks of several planned files in one batch (fills the cache).

@@ -1,7 +1,7 @@
 """The ground of the ingestor: what a file becomes on its way to storage (`Unit`, `Planned`,
-`Decision`) and `IngestorBase`, the state and shared steps (record, signature, embedding) that
-the preparation (`ragbench.ingest.ingestor`) and the atomic store
-(`ragbench.ingest.ingestor_store`) both use.
+`Decision`) and `IngestorBase`, the state and shared steps (decision, record, signature,
+embedding) that the preparation (`ragbench.ingest.ingestor`) and the atomic store
+(`ragbench.ingest.ingestor_store`, `ragbench.ingest.ingestor_group`) both use.
 """
 
 from __future__ import annotations
@@ -122,6 +122,36 @@ class IngestorBase:
     def summarizer(self) -> Summarizer | None:
         """Makes document summaries for contextual embeddings (None when they are off)."""
         return make_summarizer(self.settings, self.catalog)
+
+    # --- decision ----------------------------------------------------------------------------
+
+    def decide(self, doc_id: str, source_id: str, lens: str | None) -> Decision:
+        """The specs/004 ingest decision for a file with this id and source.
+
+        The action and reason come from `ragbench.ingest.versioning.decide`; this adds what storing
+        needs (documents replaced, content version, lens, creation time).
+        """
+        existing = self.catalog.get_document(doc_id)
+        olds = [] if existing else self.catalog.documents_by_source(source_id)
+        verdict = versioning.decide(existing, olds, self.signature, lens)
+        if existing is not None:
+            replaced = [] if verdict.action == "skipped" else [
+                doc_id, *self.catalog.children(doc_id)
+            ]
+            return Decision(verdict.action, verdict.reason, replaced, existing.content_version,
+                            lens or existing.lens, existing.created_at)
+        failed = [d.doc_id for d in self.catalog.documents_by_source(source_id, "failed")]
+        if olds:
+            replaced = failed[:]
+            for old in olds:
+                replaced += [old.doc_id, *self.catalog.children(old.doc_id)]
+            return Decision(
+                verdict.action, verdict.reason, replaced,
+                max(o.content_version for o in olds) + 1,
+                lens or olds[0].lens,
+                min(o.created_at for o in olds),
+            )
+        return Decision(verdict.action, verdict.reason, failed, 1, lens or "default")
 
     def _record(
         self, doc_id: str, source_id: str, name: str, data: bytes, decision: Decision,

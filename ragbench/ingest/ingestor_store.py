@@ -6,12 +6,15 @@ a failed file's record; the pause points the crash tests kill a process at.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragbench.archive.entry import ArchiveItem
 from ragbench.errors import StoreError
@@ -21,7 +24,8 @@ from ragbench.ingest.ingestor_base import Decision, IngestorBase, Progress, Unit
 from ragbench.ingest.metadata import vector_meta
 from ragbench.ingest.originals import clear_pending, mark_leaving, mark_pending
 from ragbench.models import Chunk, Scalar
-from ragbench.store.vectors import VectorStore
+
+logger = logging.getLogger(__name__)
 
 
 def _pause_point(name: str) -> None:
@@ -31,6 +35,28 @@ def _pause_point(name: str) -> None:
         if marker:
             Path(marker).write_text(name, encoding="utf-8")
         time.sleep(float(os.environ.get("RAGBENCH_PAUSE_SECONDS", "120")))
+
+def _new_folder(folder: Path) -> bool:
+    """Create `folder` (and its parents) if missing; whether this call created it."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return False
+    except FileNotFoundError:  # the first original of the workspace
+        folder.mkdir(parents=True, exist_ok=True)
+    return True
+
+
+@dataclass
+class StagedFile:
+    """A file whose originals and vectors are written and whose catalog rows are next."""
+
+    units: list[Unit]
+    chunks: list[Chunk]
+    replaced: list[str]
+    old_hashes: list[str]
+    removed: list[str] = field(default_factory=list)  # chunk ids its rows replaced
+
 
 class OriginalNotWritten(StoreError):
     """The original of a file could not be saved under files/<doc_id>/ (that file fails)."""
@@ -64,89 +90,144 @@ class IngestStore(IngestorBase):
                 )
 
     def _store(self, units: list[Unit], replaced: list[str], progress: Progress | None) -> None:
-        """Store a file's units: originals, then vectors, then the archive entry and one
-        catalog transaction, then what the replaced documents leave behind (see the module
-        docstring for why in this order).
+        """Store a file's units on its own: originals, then vectors, then the archive entry
+        and one catalog transaction, then what the replaced documents leave behind (see the
+        module docstring of `ragbench.ingest.ingestor` for why in this order). A group of
+        files goes through `ragbench.ingest.ingestor_group` instead, in the same order.
+        """
+        staged = self._stage_file(units, replaced, progress)
+        try:
+            with self._archived(units):
+                _pause_point("after_archive")
+                with self.catalog.transaction() as tx:
+                    self._write_rows(tx, staged)
+        except Exception:
+            self._discard(staged)
+            raise
+        _pause_point("after_commit")
+        self._clean_up([staged])
+
+    def _stage_file(self, units: list[Unit], replaced: list[str],
+                    progress: Progress | None) -> StagedFile:
+        """Everything of a file's store before its catalog rows: ids checked, vectors
+        computed (from the cache `warm` filled) and upserted unless the group did, originals
+        written (pending), replaced folders marked as leaving.
         """
         self._check_collisions(units, replaced)
         chunks = [c for u in units for c in u.chunks]
-        vectors = self._embed(chunks, progress)
-        self._write_originals(units)
-        store = self._vectors()
-        _pause_point("before_vectors")
         todo = [i for i, c in enumerate(chunks) if c.chunk_id not in self._staged]
-        if todo:
-            names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
-            summaries = {u.record.doc_id: u.record.context_summary for u in units}
-            metas = [vector_meta({**chunks[i].model_dump(),
-                                  "context_summary": summaries.get(chunks[i].doc_id)},
-                                 names[chunks[i].doc_id]) for i in todo]
-            store.upsert([chunks[i].chunk_id for i in todo], vectors[todo], metas)
-        _pause_point("after_vectors")
-        # the archive entry is swapped in before the commit and removed again if it fails
-        kept_ids = {u.record.doc_id for u in units}
-        for doc_id in replaced:
-            if doc_id not in kept_ids:
-                mark_leaving(self.files_dir / doc_id)
-        old_hashes = ([r.file_hash for d in replaced
-                       if (r := self.catalog.get_document(d, include_failed=True))]
-                      if self.originals is not None else [])
-        with self._archived(units):
-            _pause_point("after_archive")
-            with self.catalog.transaction() as tx:
-                removed = self.catalog.delete_documents(tx, replaced)
-                for unit in units:
-                    if self.originals is not None:  # before the row that refers to it
-                        self.originals.put(getattr(tx, "conn", tx), unit.data,
-                                           unit.record.file_name)
-                    self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
-                    self.catalog.set_archive_links(tx, unit.record)
-                if self.originals is not None:  # the replaced versions' files, if unused now
-                    self.originals.forget(getattr(tx, "conn", tx), old_hashes)
-        _pause_point("after_commit")
-        self._clean_up(store, units, chunks, replaced, removed)
+        vectors = self._embed([chunks[i] for i in todo], progress)  # the group's are upserted
+        staged = StagedFile(units, chunks, replaced, [])
+        try:
+            self._write_originals(units, replaced)
+            _pause_point("before_vectors")
+            if todo:
+                names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
+                summaries = {u.record.doc_id: u.record.context_summary for u in units}
+                metas = [vector_meta({**chunks[i].model_dump(),
+                                      "context_summary": summaries.get(chunks[i].doc_id)},
+                                     names[chunks[i].doc_id]) for i in todo]
+                self._vectors().upsert([chunks[i].chunk_id for i in todo], vectors, metas)
+            _pause_point("after_vectors")
+            kept_ids = {u.record.doc_id for u in units}
+            for doc_id in replaced:
+                if doc_id not in kept_ids:
+                    mark_leaving(self.files_dir / doc_id)
+            if self.originals is not None:
+                staged.old_hashes = [r.file_hash for d in replaced
+                                     if (r := self.catalog.get_document(d, include_failed=True))]
+        except Exception:
+            self._discard(staged)
+            raise
+        return staged
 
-    def _write_originals(self, units: list[Unit]) -> None:
+    def _discard(self, staged: StagedFile) -> None:
+        """Undo what a file that will not be committed wrote (under the write lock, so all
+        of it is this store's): its pending originals (a folder of a listed document, e.g.
+        one being reprocessed, only loses its marker), the leaving marks of the documents it
+        would have replaced, and its vectors no catalog chunk uses.
+        """
+        for unit in staged.units:
+            folder = self.files_dir / unit.record.doc_id
+            if self.catalog.get_document(unit.record.doc_id, include_failed=True) is None:
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                clear_pending(folder)
+        for doc_id in staged.replaced:
+            clear_pending(self.files_dir / doc_id)
+        ids = [c.chunk_id for c in staged.chunks]
+        unused = sorted(set(ids) - set(self.catalog.get_chunks(ids))) if ids else []
+        if unused:
+            try:
+                self._vectors().delete(unused)
+            except Exception:  # invisible orphans: doctor or the next open removes them
+                logger.warning("vectors of an unstored file not removed", exc_info=True)
+
+    def _write_rows(self, tx: Any, staged: StagedFile) -> None:
+        """A file's catalog rows, inside the caller's transaction: the replaced documents out,
+        its documents and chunks (and, on PostgreSQL, originals) in.
+        """
+        staged.removed = self.catalog.delete_documents(tx, staged.replaced)
+        for unit in staged.units:
+            if self.originals is not None:  # before the row that refers to it
+                self.originals.put(getattr(tx, "conn", tx), unit.data, unit.record.file_name)
+            self.catalog.insert_document(tx, unit.record, unit.text, unit.chunks)
+            self.catalog.set_archive_links(tx, unit.record)
+        if self.originals is not None:  # the replaced versions' files, if unused now
+            self.originals.forget(getattr(tx, "conn", tx), staged.old_hashes)
+
+    def _write_originals(self, units: list[Unit], listed: Collection[str] = ()) -> None:
         """The originals, for view/download; written (marked pending) before they are
-        referenced.
+        referenced. `listed`: ids of documents the catalog lists now (those this file
+        replaces).
         """
         for unit in units:
             folder = self.files_dir / unit.record.doc_id
             try:
-                folder.mkdir(parents=True, exist_ok=True)
-                mark_pending(folder, unit.record)
-                # a new file swapped in, never rewritten in place: the archive's copy of the
-                # original may be a hard link to the old one (see ArchiveItem.source)
-                write_atomic(folder / unit.record.file_name, unit.data)
+                fresh = _new_folder(folder)
+                mark_pending(folder, unit.record, fresh)
+                if fresh and unit.record.doc_id not in listed:
+                    # a folder of its own, pending until the commit: a write cut short is
+                    # swept with it, never read as this document's original
+                    with open(folder / unit.record.file_name, "xb") as handle:
+                        handle.write(unit.data)
+                else:
+                    # a new file swapped in, never rewritten in place: the archive's copy of
+                    # the original may be a hard link to the old one (see ArchiveItem.source)
+                    write_atomic(folder / unit.record.file_name, unit.data)
             except (OSError, ValueError) as e:
                 raise OriginalNotWritten(
                     f"{unit.record.file_name!r} in {folder}: {getattr(e, 'strerror', None) or e}"
                 ) from e
 
-    def _clean_up(self, store: VectorStore, units: list[Unit], chunks: list[Chunk],
-                  replaced: list[str], removed: list[str]) -> None:
-        """After the commit: the originals are no longer pending, and the vectors of removed
-        chunks, the originals and archive entries of replaced documents go.
+    def _clean_up(self, stored: list[StagedFile]) -> None:
+        """After the commit of these files: their originals are no longer pending, and the
+        vectors of removed chunks, the originals and archive entries of replaced documents go.
         """
-        for unit in units:
-            clear_pending(self.files_dir / unit.record.doc_id)
-        new_ids = {c.chunk_id for c in chunks}
-        stale = [cid for cid in removed if cid not in new_ids]
+        stale: list[str] = []
+        gone: list[str] = []
+        for staged in stored:
+            for unit in staged.units:
+                clear_pending(self.files_dir / unit.record.doc_id)
+            new_ids = {c.chunk_id for c in staged.chunks}
+            stale += [cid for cid in staged.removed if cid not in new_ids]
+            kept = {u.record.doc_id for u in staged.units}
+            gone += [d for d in staged.replaced if d not in kept]
         if stale:
-            store.delete(stale)
-        kept = {u.record.doc_id for u in units}
-        for doc_id in replaced:
-            if doc_id not in kept:
-                shutil.rmtree(self.files_dir / doc_id, ignore_errors=True)
-        if self.archive is not None:
-            self.archive.remove([d for d in replaced if d not in kept])
+            self._vectors().delete(stale)
+        for doc_id in gone:
+            shutil.rmtree(self.files_dir / doc_id, ignore_errors=True)
+        if self.archive is not None and gone:
+            self.archive.remove(gone)
 
     def _archived(self, units: list[Unit]) -> AbstractContextManager[None]:
         """The archive entry of a stored file (see `ragbench.archive.folder`), or nothing."""
         if self.archive is None:
             return nullcontext()
-        return self.archive.publishing(
-            [ArchiveItem(u.record, u.text, u.blocks, u.data, u.parse_seconds,
-                         source=self.files_dir / u.record.doc_id / u.record.file_name)
-             for u in units]
-        )
+        return self.archive.publishing(self._archive_items(units))
+
+    def _archive_items(self, units: list[Unit]) -> list[ArchiveItem]:
+        """What the archive entry of a file holds (its original linked from files/)."""
+        return [ArchiveItem(u.record, u.text, u.blocks, u.data, u.parse_seconds,
+                            source=self.files_dir / u.record.doc_id / u.record.file_name)
+                for u in units]

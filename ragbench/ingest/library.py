@@ -2,9 +2,11 @@
 
 `Ingestor` handles one file and its attachments; this module runs batches of them. Files are
 planned (parsed, chunked, decided) in groups, each group's chunks are embedded in one batch,
-then every file is stored in its own transaction, so a failure or a kill loses at most the file
-in flight. After a batch that changed anything, the context graph is brought up to date
-through `on_change` (the graph is derived data: its failure never fails an ingest).
+then the group is stored in one transaction (`ingest_commit_files` at most) with a savepoint
+per file, so a failing file fails alone and a kill loses at most the group in flight, never
+part of a file (`ragbench.ingest.ingestor_group`). After a batch that changed anything, the
+context graph is brought up to date through `on_change` (the graph is derived data: its
+failure never fails an ingest).
 """
 
 from __future__ import annotations
@@ -178,7 +180,7 @@ class Library(LibraryBase):
         total: int | None = None,
         group_chunks: int | None = None,
     ) -> list[FileResult]:
-        """Plan files in groups, embed each group's chunks in one batch, then store each file.
+        """Plan files in groups, embed each group's chunks in one batch, then store the group.
 
         `items` is iterated once, in order: a generator that reads each file when asked keeps
         at most one group of files (`group` files, `group_chunks` chunks or `GROUP_BYTES` of
@@ -201,7 +203,8 @@ class Library(LibraryBase):
         def flush() -> None:
             planned = [p for p in plans if isinstance(p, Planned)]
             self.ingestor.warm(planned, progress)
-            # one vector upsert for the group, under the write lock until all are stored
+            # one vector upsert and one catalog transaction for the group, under the write
+            # lock until all are stored
             with self.ingestor.write_lock():
                 try:
                     staged = self.ingestor.stage_vectors(planned) if len(planned) > 1 else []
@@ -209,17 +212,17 @@ class Library(LibraryBase):
                     logger.exception("group vector upsert failed; files store one by one")
                     staged = []
                 try:
-                    for plan in plans:
-                        out = (plan if isinstance(plan, list)
-                               else self.ingestor.finish(plan, progress))
-                        results.extend(out)
-                        done.append(out[0].path)
-                        if progress:
-                            progress("index", len(done), total)
-                        if file_progress:
-                            file_progress(out[0].path, len(done), total)
+                    stored = iter(self.ingestor.store_group(planned, progress))
                 finally:
                     self.ingestor.unstage(staged)
+            for plan in plans:
+                out = plan if isinstance(plan, list) else next(stored)
+                results.extend(out)
+                done.append(out[0].path)
+                if progress:
+                    progress("index", len(done), total)
+                if file_progress:
+                    file_progress(out[0].path, len(done), total)
             plans.clear()
             sources.clear()
             held[:] = [0, 0]
@@ -320,8 +323,9 @@ class Library(LibraryBase):
         """Re-run parse, chunk, context and embed for every stale document from its original
         (only those of `doc_ids` when given: a queued reprocess job runs one document).
 
-        Each document (with its attachments) is stored in its own transaction, so an
-        interrupted run leaves finished documents current and a second run does the rest.
+        Each document (with its attachments) is stored whole in its group's transaction
+        (`ingest_commit_files`), so an interrupted run leaves the committed documents current,
+        the others whole in their old version, and a second run does the rest.
         Unchanged embedding texts come from the embedding cache. Chunk ids are content
         addressed (doc id + offsets), so unchanged chunks keep their ids and citations.
         """

@@ -16,6 +16,7 @@ never deleted by an ordinary open.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -39,9 +40,15 @@ class OriginalSource(BaseModel):
     parent_doc_id: str | None = None
 
 
-def mark_pending(folder: Path, record: DocumentRecord) -> None:
-    """Mark `folder` as in flight and record its source (called before the original is written)."""
-    (folder / PENDING).touch()
+def mark_pending(folder: Path, record: DocumentRecord, fresh: bool = False) -> None:
+    """Mark `folder` as in flight and record its source (called before the original is written).
+
+    `fresh`: the caller has just created the folder, so the marker is created, not touched.
+    """
+    if fresh:
+        os.close(os.open(folder / PENDING, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    else:
+        (folder / PENDING).touch()
     source = OriginalSource(source_id=record.source_id, lens=record.lens,
                             file_name=record.file_name, parent_doc_id=record.parent_doc_id)
     (folder / SOURCE).write_text(source.model_dump_json(), encoding="utf-8")

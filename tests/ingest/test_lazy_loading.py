@@ -31,14 +31,14 @@ def test_a_folder_is_read_group_by_group(tmp_path, monkeypatch):
         return read_bytes(self)
 
     reads_at_first_store: list[int] = []
-    finish = wb.library_service.ingestor.finish
+    store_group = wb.library_service.ingestor.store_group
 
-    def recording_finish(plan, progress=None):
+    def recording_store(plans, progress=None):
         reads_at_first_store.append(len(reads))
-        return finish(plan, progress)
+        return store_group(plans, progress)
 
     monkeypatch.setattr(Path, "read_bytes", counting_read)
-    monkeypatch.setattr(wb.library_service.ingestor, "finish", recording_finish)
+    monkeypatch.setattr(wb.library_service.ingestor, "store_group", recording_store)
     events: list[tuple[str, int, int]] = []
     report = wb.library.ingest([root], root=root,
                                progress=lambda stage, done, total: events.append(
