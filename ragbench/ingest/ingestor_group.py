@@ -39,7 +39,7 @@ from ragbench.ingest.ingestor_store import (
     IngestStore,
     OriginalNotWritten,
     StagedFile,
-    _pause_point,
+    pause_point,
 )
 from ragbench.models import FileResult
 from ragbench.store.catalog import Catalog
@@ -157,7 +157,7 @@ class GroupStore(IngestStore):
                 out[i] = self._failed(plan, e)
         unstored: list[StagedFile] = []  # staged, then failed: discarded after the commit
         published = self._publish(plans, staged, out, unstored)
-        _pause_point("after_archive")
+        pause_point("after_archive")
         try:
             with self.catalog.transaction() as tx:
                 for i in list(staged):
@@ -171,7 +171,7 @@ class GroupStore(IngestStore):
                             published.pop(i).undo()
                         unstored.append(staged.pop(i))
                         out[i] = self._failed(plans[i], e)
-                _pause_point("before_commit")
+                pause_point("before_commit")
         except Exception as e:  # nothing of the group committed
             for entry in published.values():
                 entry.undo()
@@ -189,7 +189,7 @@ class GroupStore(IngestStore):
             raise
         for entry in published.values():
             entry.keep()
-        _pause_point("after_commit")
+        pause_point("after_commit")
         self._clean_up(list(staged.values()))
         for left in unstored:
             self._discard(left)

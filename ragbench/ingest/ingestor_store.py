@@ -28,13 +28,14 @@ from ragbench.models import Chunk, Scalar
 logger = logging.getLogger(__name__)
 
 
-def _pause_point(name: str) -> None:
+def pause_point(name: str) -> None:
     """Test hook: with RAGBENCH_PAUSE_AT=name, signal RAGBENCH_PAUSE_FILE and wait to be killed."""
     if os.environ.get("RAGBENCH_PAUSE_AT") == name:
         marker = os.environ.get("RAGBENCH_PAUSE_FILE")
         if marker:
             Path(marker).write_text(name, encoding="utf-8")
         time.sleep(float(os.environ.get("RAGBENCH_PAUSE_SECONDS", "120")))
+
 
 def _new_folder(folder: Path) -> bool:
     """Create `folder` (and its parents) if missing; whether this call created it."""
@@ -98,13 +99,13 @@ class IngestStore(IngestorBase):
         staged = self._stage_file(units, replaced, progress)
         try:
             with self._archived(units):
-                _pause_point("after_archive")
+                pause_point("after_archive")
                 with self.catalog.transaction() as tx:
                     self._write_rows(tx, staged)
         except Exception:
             self._discard(staged)
             raise
-        _pause_point("after_commit")
+        pause_point("after_commit")
         self._clean_up([staged])
 
     def _stage_file(self, units: list[Unit], replaced: list[str],
@@ -120,7 +121,7 @@ class IngestStore(IngestorBase):
         staged = StagedFile(units, chunks, replaced, [])
         try:
             self._write_originals(units, replaced)
-            _pause_point("before_vectors")
+            pause_point("before_vectors")
             if todo:
                 names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
                 summaries = {u.record.doc_id: u.record.context_summary for u in units}
@@ -128,7 +129,7 @@ class IngestStore(IngestorBase):
                                       "context_summary": summaries.get(chunks[i].doc_id)},
                                      names[chunks[i].doc_id]) for i in todo]
                 self._vectors().upsert([chunks[i].chunk_id for i in todo], vectors, metas)
-            _pause_point("after_vectors")
+            pause_point("after_vectors")
             kept_ids = {u.record.doc_id for u in units}
             for doc_id in replaced:
                 if doc_id not in kept_ids:
