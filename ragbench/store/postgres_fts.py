@@ -2,21 +2,27 @@
 
 PostgreSQL has no BM25 of its own (`ts_rank` normalises term frequency by log length and knows
 no document frequency), so, for both backends to rank alike, this module keeps the index FTS5
-keeps, in two tables:
+keeps, in three tables:
 
 - `chunk_terms`: one posting per (word, chunk) with the word's count in the chunk (`tf`) and
   the chunk's length in words (`length`), the words being those of `lexical.index_text` (the
   Snowball stems the SQLite index holds, cut by the same rule), so both backends analyse text
   the same way; a covering primary key (term, chunk) lets a query read a word's postings from
   the index alone;
+- `term_stats`: each word's document frequency (the number of chunks holding it), so a query
+  reads its words' rarity from one row each instead of counting their postings;
 - `fts_stats`: one row with the number of chunks and of words in them (BM25's N and average
-  length), kept in the transaction that writes or deletes chunks.
+  length).
+
+All three change in the transaction that writes or deletes chunks. A writer updates the one
+`fts_stats` row first: that row lock orders concurrent writers, so their `term_stats` updates
+never wait on each other in a cycle (no deadlock however their words interleave).
 
 A chunk's score is FTS5's `bm25()`: the sum over the query's words (a word said twice counts
 twice) of idf × tf × (k1 + 1) / (tf + k1 × (1 − b + b × length / avglength)), with
-idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6, k1 = 1.2, b = 0.75. A query
-reads the statistics and its words' document frequencies (counted from the covering index)
-first, then sums the weighted postings per chunk, all in one REPEATABLE READ snapshot.
+idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6, k1 = 1.2, b = 0.75. A query reads
+the statistics and its words' document frequencies first, then sums the weighted postings per
+chunk, all in one REPEATABLE READ snapshot.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ragbench.lexical import index_text
-from ragbench.store.postgres_tables import chunk_terms, chunks, fts_stats
+from ragbench.store.postgres_tables import chunk_terms, chunks, fts_stats, term_stats
 
 K1 = 1.2
 """BM25 term-frequency saturation (FTS5's default)."""
@@ -56,21 +62,36 @@ def chunk_words(text: str) -> tuple[int, Counter[str]]:
     return len(words), Counter(words)
 
 
-def index_chunks(conn: sa.Connection, rows: Iterable[tuple[int, str]]) -> None:
-    """Write the postings of chunks given as (rowid, text) and add them to `fts_stats`
+def index_chunks(conn: sa.Connection, rows: Iterable[tuple[int, str]],
+                 frequencies: bool = True) -> None:
+    """Write the postings of chunks given as (rowid, text) and add them to `fts_stats` and,
+    unless `frequencies` is false (`rebuild` counts them once at the end), to `term_stats`
     (inside the caller's transaction).
     """
     postings: list[tuple[str, int, int, int]] = []
     count = words = 0
+    held: Counter[str] = Counter()
     for rowid, text in rows:
         length, tfs = chunk_words(text)
         count += 1
         words += length
+        held.update(tfs.keys())
         postings += [(t, rowid, n, length) for t, n in tfs.items()]
+    if count:
+        _add_stats(conn, count, words)  # first: see the module docstring
+    if held and frequencies:
+        terms = sorted(held)
+        conn.execute(_ADD_FREQUENCIES.bindparams(terms=terms, counts=[held[t] for t in terms]))
     if postings:
         _copy_postings(conn, postings)
-    if count:
-        _add_stats(conn, count, words)
+
+
+_ADD_FREQUENCIES = sa.text(  # constant SQL: every value is a bound parameter
+    "INSERT INTO term_stats (term, df) SELECT term, n "
+    "FROM unnest(CAST(:terms AS text[]), CAST(:counts AS bigint[])) AS d(term, n) ORDER BY term "
+    "ON CONFLICT (term) DO UPDATE SET df = term_stats.df + excluded.df")
+_COUNT_FREQUENCIES = sa.text(
+    "INSERT INTO term_stats (term, df) SELECT term, count(*) FROM chunk_terms GROUP BY term")
 
 
 def _copy_postings(conn: sa.Connection, postings: Sequence[tuple[str, int, int, int]]) -> None:
@@ -95,9 +116,17 @@ def forget_chunks(conn: sa.Connection, rowids: sa.Select[Any]) -> None:
     count, words = conn.execute(sa.select(sa.func.count(),
                                           sa.func.coalesce(sa.func.sum(per_chunk.c.length), 0))
                                 ).one()
-    conn.execute(sa.delete(chunk_terms).where(chunk_terms.c.chunk_rowid.in_(rowids)))
     if count:
-        _add_stats(conn, -int(count), -int(words))
+        _add_stats(conn, -int(count), -int(words))  # first: see the module docstring
+    gone = (sa.select(chunk_terms.c.term, sa.func.count().label("n"))
+            .where(chunk_terms.c.chunk_rowid.in_(rowids)).group_by(chunk_terms.c.term).subquery())
+    left = conn.execute(sa.update(term_stats).where(term_stats.c.term == gone.c.term)
+                        .values(df=term_stats.c.df - gone.c.n)
+                        .returning(term_stats.c.term, term_stats.c.df)).all()
+    unheld = [r[0] for r in left if r[1] <= 0]
+    if unheld:
+        conn.execute(sa.delete(term_stats).where(term_stats.c.term.in_(unheld)))
+    conn.execute(sa.delete(chunk_terms).where(chunk_terms.c.chunk_rowid.in_(rowids)))
 
 
 def _add_stats(conn: sa.Connection, count: int, words: int) -> None:
@@ -105,37 +134,51 @@ def _add_stats(conn: sa.Connection, count: int, words: int) -> None:
         chunks=fts_stats.c.chunks + count, words=fts_stats.c.words + words))
 
 
-def rebuild(conn: sa.Connection) -> int:
-    """Make the postings and `fts_stats` again from every chunk's text; the chunks indexed."""
-    conn.execute(sa.delete(chunk_terms))
+def rebuild(conn: sa.Connection, frequencies: bool = True) -> int:
+    """Make the postings, `fts_stats` and, unless `frequencies` is false (migration 0006,
+    older than `term_stats`), `term_stats` again from every chunk's text; the chunks indexed.
+    """
     conn.execute(sa.update(fts_stats).where(fts_stats.c.id == 1).values(chunks=0, words=0))
+    if frequencies:
+        conn.execute(sa.delete(term_stats))
+    conn.execute(sa.delete(chunk_terms))
     done, last = 0, None
     while True:
         page = sa.select(chunks.c.rowid, chunks.c.text).order_by(chunks.c.rowid).limit(BATCH)
         rows = conn.execute(page if last is None else page.where(chunks.c.rowid > last)).all()
         if not rows:
             break
-        index_chunks(conn, [(r[0], r[1]) for r in rows])
+        index_chunks(conn, [(r[0], r[1]) for r in rows], frequencies=False)
         done, last = done + len(rows), rows[-1][0]
+    if frequencies:
+        conn.execute(_COUNT_FREQUENCIES)
     return done
 
 
 def consistent(conn: sa.Connection) -> bool:
-    """Whether `fts_stats` and the postings agree with the chunks (count and total length)."""
+    """Whether `fts_stats`, `term_stats` and the postings agree with the chunks (count, total
+    length, each word's document frequency).
+    """
     count, words = conn.execute(sa.select(fts_stats.c.chunks, fts_stats.c.words)).one()
     chunk_count = conn.execute(sa.select(sa.func.count()).select_from(chunks)).scalar_one()
     lengths = sa.select(sa.func.min(chunk_terms.c.length).label("length")).group_by(
         chunk_terms.c.chunk_rowid).subquery()
     total = conn.execute(sa.select(sa.func.coalesce(sa.func.sum(lengths.c.length), 0))
                          ).scalar_one()
-    return int(count) == int(chunk_count) and int(words) == int(total)
+    counted = sa.select(chunk_terms.c.term, sa.func.count().label("df")).group_by(
+        chunk_terms.c.term).subquery()
+    drift = conn.execute(
+        sa.select(sa.func.count()).select_from(
+            counted.join(term_stats, term_stats.c.term == counted.c.term, full=True))
+        .where(sa.func.coalesce(counted.c.df, 0) != sa.func.coalesce(term_stats.c.df, 0))
+    ).scalar_one()
+    return int(count) == int(chunk_count) and int(words) == int(total) and not drift
 
 
 def document_frequencies(conn: sa.Connection, terms: Sequence[str]) -> dict[str, int]:
     """How many chunks hold each indexed word of `terms` (0 for those none holds)."""
-    rows = conn.execute(sa.select(chunk_terms.c.term, sa.func.count())
-                        .where(chunk_terms.c.term.in_(list(terms)))
-                        .group_by(chunk_terms.c.term)).all()
+    rows = conn.execute(sa.select(term_stats.c.term, term_stats.c.df)
+                        .where(term_stats.c.term.in_(list(terms)))).all()
     found = {r[0]: int(r[1]) for r in rows}
     return {t: found.get(t, 0) for t in terms}
 

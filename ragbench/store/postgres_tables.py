@@ -11,7 +11,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from ragbench.store.tables import chunks, metadata
 
-__all__ = ["chunk_terms", "chunk_vectors", "chunks", "fts_stats", "graph_saves"]
+__all__ = ["chunk_terms", "chunk_vectors", "chunks", "fts_stats", "graph_saves", "term_stats"]
 
 chunk_vectors = sa.Table(
     "chunk_vectors", metadata, sa.Column("chunk_id", sa.Text, primary_key=True),
@@ -24,6 +24,10 @@ chunk_terms = sa.Table(
     sa.Column("term", sa.Text, primary_key=True),
     sa.Column("chunk_rowid", sa.BigInteger, sa.ForeignKey("chunks.rowid"), primary_key=True),
     sa.Column("tf", sa.Integer), sa.Column("length", sa.Integer),
+)
+term_stats = sa.Table(
+    "term_stats", metadata, sa.Column("term", sa.Text, primary_key=True),
+    sa.Column("df", sa.BigInteger),
 )
 fts_stats = sa.Table(
     "fts_stats", metadata, sa.Column("id", sa.Integer, primary_key=True),

@@ -30,14 +30,11 @@ def chunk_text(rng: random.Random) -> str:
     return " ".join(words)
 
 
-@pytest.fixture(scope="module")
-def catalog(postgres_url):
-    engine = connect(postgres_url, "fts_prune")
-    catalog = PgCatalog(engine, "fts_prune")
-    rng = random.Random(7)
+def add_documents(catalog, rng, documents, per_document=15):
+    """`documents` documents of `per_document` chunks of `chunk_text`, ids d00, d01, …"""
     with catalog.transaction() as conn:
-        for d in range(40):
-            texts = [chunk_text(rng) for _ in range(15)]
+        for d in range(documents):
+            texts = [chunk_text(rng) for _ in range(per_document)]
             chunks = [Chunk(chunk_id=f"c{d:02d}{j:02d}", doc_id=f"d{d:02d}", chunk_index=j,
                             total_chunks=len(texts), start_char=0, end_char=len(t), text=t,
                             token_count=len(t.split()), chunk_type="text", lens="birds",
@@ -48,6 +45,13 @@ def catalog(postgres_url):
                 lens="birds", root_doc_id=f"d{d:02d}", embedding_model="none",
                 chunk_count=len(texts))
             catalog.insert_document(conn, record, "\n\n".join(texts), chunks)
+
+
+@pytest.fixture(scope="module")
+def catalog(postgres_url):
+    engine = connect(postgres_url, "fts_prune")
+    catalog = PgCatalog(engine, "fts_prune")
+    add_documents(catalog, random.Random(7), 40)
     yield catalog
     with engine.begin() as conn:
         conn.execute(sa.text("DROP SCHEMA fts_prune CASCADE"))
@@ -129,3 +133,39 @@ def test_search_through_the_catalog_uses_the_pruned_ranking(catalog, monkeypatch
     assert [c for c, _ in hits] == [ids[r] for r, _ in full]
     assert "kestrel" in catalog.get_chunks([hits[0][0]])[hits[0][0]]["text"]
     assert catalog.fts_search("kestrel", 0) == []
+
+
+def counted_frequencies(conn):
+    """Each word's document frequency counted from the postings (what `term_stats` keeps)."""
+    return dict(conn.execute(sa.text(
+        "SELECT term, count(*) FROM chunk_terms GROUP BY term")).all())
+
+
+def test_document_frequencies_follow_writes_deletes_and_rebuild(postgres_url):
+    engine = connect(postgres_url, "fts_df")
+    catalog = PgCatalog(engine, "fts_df")
+    try:
+        add_documents(catalog, random.Random(3), 6, per_document=4)
+        with engine.connect() as conn:
+            counted = counted_frequencies(conn)
+            assert postgres_fts.document_frequencies(conn, [*counted, "absent"]) == {
+                **counted, "absent": 0}
+        assert catalog.fts_integrity()
+        with catalog.transaction() as conn:  # the rare words of d00 and d01 may go to 0
+            catalog.delete_documents(conn, ["d00", "d01"])
+        with engine.connect() as conn:
+            after = counted_frequencies(conn)
+            stored = dict(conn.execute(sa.text("SELECT term, df FROM term_stats")).all())
+        assert after != counted and stored == after  # words no chunk holds any more are gone
+        assert catalog.fts_integrity()
+        with engine.begin() as conn:  # drift: one word's frequency off by one
+            conn.execute(sa.text("UPDATE term_stats SET df = df + 1 WHERE term = 'cell'"))
+        assert not catalog.fts_integrity()
+        catalog.fts_rebuild()
+        assert catalog.fts_integrity()
+        with engine.connect() as conn:
+            assert dict(conn.execute(sa.text("SELECT term, df FROM term_stats")).all()) == after
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA fts_df CASCADE"))
+        engine.dispose()
