@@ -5,6 +5,7 @@ it.
 """
 
 import random
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -30,19 +31,20 @@ def chunk_text(rng: random.Random) -> str:
     return " ".join(words)
 
 
-def add_documents(catalog, rng, documents, per_document=15):
+def add_documents(catalog, rng, documents, per_document=15, prefix="d"):
     """`documents` documents of `per_document` chunks of `chunk_text`, ids d00, d01, …"""
     with catalog.transaction() as conn:
         for d in range(documents):
             texts = [chunk_text(rng) for _ in range(per_document)]
-            chunks = [Chunk(chunk_id=f"c{d:02d}{j:02d}", doc_id=f"d{d:02d}", chunk_index=j,
+            doc = f"{prefix}{d:02d}"
+            chunks = [Chunk(chunk_id=f"c{doc}{j:02d}", doc_id=doc, chunk_index=j,
                             total_chunks=len(texts), start_char=0, end_char=len(t), text=t,
                             token_count=len(t.split()), chunk_type="text", lens="birds",
                             embedding_text=t) for j, t in enumerate(texts)]
             record = DocumentRecord(
-                doc_id=f"d{d:02d}", source_id=f"birds/d{d:02d}.txt", file_name=f"d{d:02d}.txt",
-                format="text", file_hash=f"h{d}", size_bytes=1, title=f"d{d:02d}",
-                lens="birds", root_doc_id=f"d{d:02d}", embedding_model="none",
+                doc_id=doc, source_id=f"birds/{doc}.txt", file_name=f"{doc}.txt",
+                format="text", file_hash=f"h{doc}", size_bytes=1, title=doc,
+                lens="birds", root_doc_id=doc, embedding_model="none",
                 chunk_count=len(texts))
             catalog.insert_document(conn, record, "\n\n".join(texts), chunks)
 
@@ -168,4 +170,35 @@ def test_document_frequencies_follow_writes_deletes_and_rebuild(postgres_url):
     finally:
         with engine.begin() as conn:
             conn.execute(sa.text("DROP SCHEMA fts_df CASCADE"))
+        engine.dispose()
+
+
+def test_concurrent_writers_keep_frequencies_without_deadlock(postgres_url):
+    """Four writers, each several transactions of two documents sharing every common word:
+    all commit (PostgreSQL would abort one of a deadlocked pair) and the frequencies add up.
+    """
+    engine = connect(postgres_url, "fts_writers")
+    catalog = PgCatalog(engine, "fts_writers")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for round_ in range(4):
+                add_documents(catalog, random.Random(n * 10 + round_), 2, per_document=3,
+                              prefix=f"w{n}r{round_}-")
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not errors
+        assert catalog.chunk_count() == 4 * 4 * 2 * 3
+        assert catalog.fts_integrity()
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA fts_writers CASCADE"))
         engine.dispose()
