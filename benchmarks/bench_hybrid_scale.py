@@ -27,11 +27,14 @@ temporary folder; the embedded store is a temporary workspace folder. Not run by
 
     python benchmarks/bench_hybrid_scale.py [--sizes 10000 100000] [--queries 200]
         [--backends postgres embedded] [--text-only-sizes 1000000] [--bulk-sizes 1000000]
-        [--pg-dir DIR]
+        [--pg-dir DIR] [--pg-conf NAME=VALUE ...]
 
 `--pg-dir DIR` keeps the PostgreSQL server's data folder and its workspaces (schema
 `bench_N`) after the run; the next run with the same folder reuses what they hold and writes
 only what is missing, so a 1M workspace built once can be measured again on a quiet machine.
+
+`--pg-conf shared_buffers=6GB ...` writes server settings (ALTER SYSTEM, restarting the server
+when one needs it) before measuring; the JSON's `postgres_settings` says what the run had.
 
 `--bulk-sizes` loads those sizes' PostgreSQL vectors with `PgVectors.load` (binary COPY, then
 one in-memory parallel HNSW build, `maintenance_work_mem` BUILD_MEMORY_MB) instead of
@@ -318,6 +321,48 @@ def run_embedded(folder: Path, data: Data, text_only: bool) -> dict[str, Any]:
         forget_client(folder / "chroma")
 
 
+SHOWN_SETTINGS = ("shared_buffers", "work_mem", "effective_cache_size",
+                  "max_parallel_workers_per_gather")
+
+
+def configured(server: Any, settings: list[str], start: Any) -> Any:
+    """`server` with `settings` (NAME=VALUE) written by ALTER SYSTEM, restarted by stopping it
+    and calling `start` when a setting needs a restart (shared_buffers does).
+    """
+    import sqlalchemy as sa
+
+    if not settings:
+        return server
+    engine = sa.create_engine(server.get_uri(), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        for setting in settings:
+            name, _, value = setting.partition("=")
+            if not name.isidentifier():
+                raise SystemExit(f"--pg-conf: not a setting name: {name!r}")
+            conn.execute(sa.text(f"ALTER SYSTEM SET {name} = :value"), {"value": value})
+        conn.execute(sa.text("SELECT pg_reload_conf()"))
+        restart = conn.execute(sa.text("SELECT count(*) FROM pg_settings WHERE pending_restart")
+                               ).scalar_one()
+    engine.dispose()
+    if restart:
+        server.cleanup()
+        server = start()
+    return server
+
+
+def server_settings(url: str) -> dict[str, str]:
+    """The server settings that bear on the timings (SHOWN_SETTINGS), as the server reports
+    them.
+    """
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        found = {n: conn.execute(sa.text(f"SHOW {n}")).scalar_one() for n in SHOWN_SETTINGS}
+    engine.dispose()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
@@ -334,6 +379,10 @@ def main() -> None:
                              "adds only what is missing (e.g. measure again on a quiet machine)")
     parser.add_argument("--backends", nargs="+", default=["postgres", "embedded"],
                         choices=["postgres", "embedded"])
+    parser.add_argument("--pg-conf", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="server settings written with ALTER SYSTEM before measuring (the "
+                             "server is restarted when one needs it), e.g. shared_buffers=6GB; "
+                             "the JSON records the settings the run had")
     args = parser.parse_args()
 
     out: dict[str, Any] = {
@@ -354,9 +403,12 @@ def main() -> None:
             if "postgres" in args.backends:
                 import pgserver
 
-                server = (pgserver.get_server(args.pg_dir, cleanup_mode="stop") if args.pg_dir
-                          else pgserver.get_server(Path(tmp) / "pg", cleanup_mode="delete"))
+                folder = args.pg_dir or Path(tmp) / "pg"  # a temporary one goes with `tmp`
+                server = configured(pgserver.get_server(folder, cleanup_mode="stop"),
+                                    args.pg_conf,
+                                    lambda: pgserver.get_server(folder, cleanup_mode="stop"))
                 out["postgres_server"] = "pgserver PostgreSQL 16 + pgvector 0.6.2"
+                out["postgres_settings"] = server_settings(server.get_uri())
             for size in [*args.sizes, *args.text_only_sizes]:
                 text_only = size in args.text_only_sizes
                 data = Data(size, args.queries)
