@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +44,7 @@ from ragbench.store.catalog import Catalog, looks_damaged
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore, open_vectors, remove_vectors
 
-if TYPE_CHECKING:  # SQLAlchemy is imported only where PostgreSQL is used
+if TYPE_CHECKING:  # the PostgreSQL modules are imported only where PostgreSQL is used
     from ragbench.store.postgres_base import PgAdvisoryLock
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class Doctor:
     @property
     def shared(self) -> bool:
         """Whether the catalog is shared by other hosts (the PostgreSQL backend)."""
-        return getattr(self.catalog, "backend", "embedded") == "postgres"
+        return self.catalog.backend == "postgres"
 
     @contextmanager
     def _locked(self, repair: bool) -> Iterator[None]:
@@ -94,14 +94,8 @@ class Doctor:
         get = getattr(store, "get_metadata", None)
         if get is None:
             return {}
-        rows: Iterable[dict[str, Any]]
-        if self.shared:
-            rows = self.catalog.get_chunks(sorted(self.catalog.chunk_ids())).values()
-        else:
-            rows = map(dict, self.catalog.conn.execute(
-                "SELECT c.*, d.file_name, d.context_summary FROM chunks c "
-                "JOIN documents d ON d.doc_id = c.doc_id"))
-        want = {row["chunk_id"]: vector_meta(row, row["file_name"]) for row in rows}
+        want = {row["chunk_id"]: vector_meta(row, row["file_name"])
+                for row in self.catalog.vector_rows()}
         have: dict[str, dict[str, Any]] = get(None)
         return {cid: meta for cid, meta in want.items()  # Chroma merges on update: extra
                 if cid in have and any(have[cid].get(k) != v for k, v in meta.items())}

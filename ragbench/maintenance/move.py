@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tomllib
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -40,14 +39,18 @@ import tomli_w
 
 from ragbench.errors import StoreError
 from ragbench.ids import file_hash
+from ragbench.store import tables
+
+if TYPE_CHECKING:
+    from ragbench.store.catalog import Catalog
 
 TABLES = (
     "ingest_versions", "documents", "chunks", "embedding_cache", "context_cache", "answers",
     "conversations", "conversation_turns", "reports", "report_parts", "report_part_versions",
     "report_sources",
 )
-"""Catalog tables in foreign-key order (the SQLite `meta` flags are SQLite's own). Table and
-column names in SQL text below come from here and from the two schemas, never from input."""
+"""Catalog tables in foreign-key order (the SQLite `meta` flags are SQLite's own); each is
+copied with the columns reflected from the two schemas (`_stored`)."""
 ROWID_TABLES = ("documents", "chunks", "conversations")
 """Tables whose SQLite `rowid` is a column on PostgreSQL (it orders ties): copied too."""
 FOLDER_SKIP = {"catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm", "chroma",
@@ -78,63 +81,46 @@ def parse_target(target: str, schema: str | None) -> tuple[str, str | None]:
 
 
 def to_postgres(
-    conn: sqlite3.Connection, vectors: Any, url: str, schema: str,
+    catalog: Catalog, vectors: Any, url: str, schema: str,
     progress: Progress = _quiet, files_dir: Path | None = None,
 ) -> dict[str, int]:
-    """Copy the SQLite catalog on `conn` and the Chroma `vectors` into the empty PostgreSQL
-    schema `schema` at `url`, in one transaction; returns rows copied per table (and
-    `vectors`). With `files_dir` the documents' originals found there (with the content the
-    catalog recorded) go into the `originals` table in the same transaction (`originals`: how
-    many). Hold the source's write lock around the call.
+    """Copy the SQLite `catalog` and the Chroma `vectors` into the empty PostgreSQL schema
+    `schema` at `url`, in one transaction; returns rows copied per table (and `vectors`).
+    With `files_dir` the documents' originals found there (with the content the catalog
+    recorded) go into the `originals` table in the same transaction (`originals`: how many).
+    Hold the source's write lock around the call.
     """
     from ragbench.store import postgres_fts
     from ragbench.store.originals import PgOriginals
     from ragbench.store.pgvectors import PgVectors
+    from ragbench.store.pgvectors import table as vector_table
     from ragbench.store.postgres_base import connect, migrate
 
     engine = connect(url, schema)
     try:
         migrate(engine, schema)
         counts: dict[str, int] = {}
-        conn.execute("BEGIN")  # one snapshot of the source (WAL: writers do not disturb it)
-        try:
-            with engine.begin() as pg:
-                _refuse_nonempty_schema(pg, schema)
-                for name in TABLES:
-                    table = sa.Table(name, sa.MetaData(), autoload_with=pg)
-                    columns = _shared_columns(name, _sqlite_columns(conn, name), table)
-                    total = conn.execute(
-                        f"SELECT count(*) FROM {name}").fetchone()[0]  # noqa: S608 - ours
-                    if name == "ingest_versions":  # made by migrate's first catalog open
-                        pg.execute(table.delete())
-                    done = 0
-                    for rows in _sqlite_batches(conn, name, columns):
-                        pg.execute(table.insert(), rows)
-                        done += len(rows)
-                        progress(name, done, total)
-                    progress(name, done, total)
-                    counts[name] = done
-                progress("full-text index", 0, counts["chunks"])
-                progress("full-text index", postgres_fts.rebuild(pg), counts["chunks"])
-                for name in ROWID_TABLES:
-                    pg.execute(sa.text(  # the next rowid after the copied ones
-                        f"SELECT setval(pg_get_serial_sequence('{name}', 'rowid'), "  # noqa: S608
-                        "GREATEST(COALESCE(max(rowid), 0), 1), max(rowid) IS NOT NULL) "
-                        f"FROM {name}"))
-                ids = sorted(vectors.ids())
-                store = PgVectors(engine, schema)
-                for start in range(0, len(ids), BATCH):
-                    part = ids[start : start + BATCH]
-                    meta = vectors.get_metadata(part)
-                    store.write(pg, part, vectors.get_vectors(part), [meta[i] for i in part])
-                    progress("vectors", start + len(part), len(ids))
-                progress("vectors", len(ids), len(ids))
-                counts["vectors"] = len(ids)
-                if files_dir is not None:
-                    counts["originals"] = _originals_to_postgres(
-                        conn, files_dir, PgOriginals(engine), pg, progress)
-        finally:
-            conn.execute("ROLLBACK")
+        # one snapshot of the source (WAL: writers do not disturb it), one target transaction
+        with catalog.snapshot() as lite, engine.begin() as pg:
+            _refuse_nonempty_schema(pg, schema, vector_table)
+            for name in TABLES:
+                counts[name] = _copy_table(lite, pg, name, progress, "the target")
+            progress("full-text index", 0, counts["chunks"])
+            progress("full-text index", postgres_fts.rebuild(pg), counts["chunks"])
+            for name in ROWID_TABLES:
+                _continue_rowids(pg, name)
+            ids = sorted(vectors.ids())
+            store = PgVectors(engine, schema)
+            for start in range(0, len(ids), BATCH):
+                part = ids[start : start + BATCH]
+                meta = vectors.get_metadata(part)
+                store.write(pg, part, vectors.get_vectors(part), [meta[i] for i in part])
+                progress("vectors", start + len(part), len(ids))
+            progress("vectors", len(ids), len(ids))
+            counts["vectors"] = len(ids)
+            if files_dir is not None:
+                counts["originals"] = _originals_to_postgres(
+                    lite, files_dir, PgOriginals(engine), pg, progress)
         return counts
     except sa.exc.SQLAlchemyError as e:
         raise StoreError(f"the copy to PostgreSQL schema {schema!r} failed and was rolled "
@@ -143,15 +129,24 @@ def to_postgres(
         engine.dispose()
 
 
-def _refuse_nonempty_schema(pg: sa.Connection, schema: str) -> None:
+def _refuse_nonempty_schema(pg: sa.Connection, schema: str, vector_table: sa.Table) -> None:
     """StoreError when any data table of the target schema has a row."""
-    full = [n for n in (*TABLES, "chunk_vectors") if n != "ingest_versions"]
-    for name in full:
-        if pg.execute(sa.text(f"SELECT EXISTS (SELECT 1 FROM {name})")  # noqa: S608
-                      ).scalar():
+    full = [tables.metadata.tables[n] for n in TABLES if n != "ingest_versions"]
+    for table in (*full, vector_table):
+        if pg.execute(sa.select(sa.exists().select_from(table))).scalar():
             raise StoreError(
-                f"PostgreSQL schema {schema!r} already holds a workspace ({name} is not "
+                f"PostgreSQL schema {schema!r} already holds a workspace ({table.name} is not "
                 "empty): migrate into a new or empty schema (--schema NAME)")
+
+
+def _continue_rowids(pg: sa.Connection, name: str) -> None:
+    """Set the `rowid` sequence of PostgreSQL table `name` to the next row id after the
+    copied ones (1 for an empty table).
+    """
+    top = sa.func.max(tables.metadata.tables[name].c.rowid)
+    pg.execute(sa.select(sa.func.setval(
+        sa.func.pg_get_serial_sequence(name, "rowid"),
+        sa.func.greatest(sa.func.coalesce(top, 0), 1), top.is_not(None))))
 
 
 DERIVED_COLUMNS = {"chunks": {"fts_text"}}
@@ -160,28 +155,47 @@ stemmed copy of the chunk text (PostgreSQL generates its `tsv` column; a copy ba
 refills it with `Catalog.fts_rebuild`)."""
 
 
-def _sqlite_columns(conn: sqlite3.Connection, name: str) -> list[str]:
-    columns = [r[1] for r in conn.execute(f"PRAGMA table_info({name})")
-               if r[1] not in DERIVED_COLUMNS.get(name, set())]
-    return (["rowid"] if name in ROWID_TABLES else []) + columns
+def _stored(conn: sa.Connection, name: str) -> sa.TableClause:
+    """Table `name` as stored on `conn` (reflected, so a column `tables` does not declare is
+    copied too): every column but generated and derived ones, with `rowid` on SQLite for
+    `ROWID_TABLES` (its implicit row id). PostgreSQL's columns keep their reflected types (how
+    the driver binds them); SQLite's are untyped, so values pass as `sqlite3` gives them.
+    """
+    typed = conn.dialect.name == "postgresql"
+    columns = [sa.column(c["name"], c["type"] if typed else None)
+               for c in sa.inspect(conn).get_columns(name)
+               if "computed" not in c and c["name"] not in DERIVED_COLUMNS.get(name, set())]
+    if name in ROWID_TABLES and all(c.name != "rowid" for c in columns):
+        columns.insert(0, sa.column("rowid"))
+    return sa.table(name, *columns)
 
 
-def _shared_columns(name: str, source: Sequence[str], target: sa.Table) -> list[str]:
-    """The source columns, all of which the target must have (a copy never drops data)."""
-    have = {c.name for c in target.c if c.computed is None}
-    lost = [c for c in source if c not in have]
+def _copy_table(source: sa.Connection, target: sa.Connection, name: str, progress: Progress,
+                target_name: str) -> int:
+    """Rows of table `name` from `source` into the table of that name on `target` (in their
+    open transactions), `BATCH` at a time in row id (or primary key) order; the row count.
+    Every source column must be a target column (a copy never drops data; `target_name`
+    names the target in the error).
+    """
+    table, into = _stored(source, name), _stored(target, name)
+    lost = [c for c in table.c.keys() if c not in into.c]
     if lost:
-        raise StoreError(f"table {name}: the target has no column(s) {lost}; it was made by "
-                         "another ragbench version (upgrade both sides first)")
-    return list(source)
-
-
-def _sqlite_batches(conn: sqlite3.Connection, name: str,
-                    columns: Sequence[str]) -> Iterator[list[dict[str, Any]]]:
-    order = " ORDER BY rowid" if name in ROWID_TABLES else ""  # some are WITHOUT ROWID
-    cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {name}{order}")  # noqa: S608
-    while rows := cursor.fetchmany(BATCH):
-        yield [dict(zip(columns, tuple(r), strict=True)) for r in rows]
+        raise StoreError(f"table {name}: {target_name} has no column(s) {lost}; it was "
+                         "made by another ragbench version (upgrade both sides first)")
+    total = int(source.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
+    if name == "ingest_versions":  # the target's first open made its own rows: keep the source's
+        target.execute(into.delete())
+    order = (["rowid"] if name in ROWID_TABLES
+             else sa.inspect(source).get_pk_constraint(name)["constrained_columns"])
+    result = source.execute(sa.select(table).order_by(*(table.c[c] for c in order)),
+                            execution_options={"yield_per": BATCH})
+    done = 0
+    for rows in result.mappings().partitions():
+        target.execute(into.insert(), [dict(r) for r in rows])
+        done += len(rows)
+        progress(name, done, total)
+    progress(name, done, total)
+    return done
 
 
 # --- PostgreSQL -> a folder -----------------------------------------------------------------
@@ -208,20 +222,15 @@ def to_folder(
     catalog: Catalog | None = None
     try:
         catalog = Catalog(temp / "catalog.sqlite")
-        conn = catalog.conn
         counts: dict[str, int] = {}
         with engine.connect() as pg:
             pg = pg.execution_options(isolation_level="REPEATABLE READ")
             with pg.begin():  # one snapshot of the source
                 _refuse_pending_uploads(pg)
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with catalog.writing() as lite:  # one transaction: all tables or none
                     for name in TABLES:
-                        counts[name] = _copy_to_sqlite(pg, conn, name, progress)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
+                        counts[name] = _copy_table(pg, lite, name, progress,
+                                                   "the SQLite catalog")
                 catalog.fts_rebuild()  # the index's stemmed text (not a PostgreSQL column)
                 counts["vectors"] = _vectors_to_chroma(pg, open_vectors(temp / "chroma"),
                                                        progress)
@@ -246,8 +255,9 @@ def to_folder(
 
 def _pg_documents(pg: sa.Connection) -> list[Any]:
     """(doc_id, file_name, file_hash, source_id, lens, parent_doc_id) of every document."""
-    return list(pg.execute(sa.text(
-        "SELECT doc_id, file_name, file_hash, source_id, lens, parent_doc_id FROM documents")))
+    d = tables.documents.c
+    return list(pg.execute(sa.select(d.doc_id, d.file_name, d.file_hash, d.source_id, d.lens,
+                                     d.parent_doc_id)))
 
 
 def _refuse_pending_uploads(pg: sa.Connection) -> None:
@@ -256,45 +266,14 @@ def _refuse_pending_uploads(pg: sa.Connection) -> None:
     """
     if not sa.inspect(pg).has_table("uploads"):
         return
-    pending = pg.execute(sa.text("SELECT count(*) FROM uploads WHERE outcome IS NULL")).scalar()
+    uploads = sa.table("uploads", sa.column("outcome"))
+    pending = pg.execute(sa.select(sa.func.count()).select_from(uploads)
+                         .where(uploads.c.outcome.is_(None))).scalar()
     if pending:
         raise StoreError(f"{pending} uploads are still queued in this workspace (jobs of any "
                          "kind: uploads, paths, re-processing, graph); an embedded "
                          "workspace has no queue: let the workers finish (`ragbench worker "
                          "--once`) and migrate again")
-
-
-def _copy_to_sqlite(pg: sa.Connection, conn: sqlite3.Connection, name: str,
-                    progress: Progress) -> int:
-    """Rows of PostgreSQL table `name` into the SQLite table of that name; the row count."""
-    table = sa.Table(name, sa.MetaData(), autoload_with=pg)
-    have = {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
-    if name in ROWID_TABLES:
-        have.add("rowid")
-    source = [c.name for c in table.c if c.computed is None]
-    lost = [c for c in source if c not in have]
-    if lost:
-        raise StoreError(f"table {name}: the SQLite catalog has no column(s) {lost}; it was "
-                         "made by another ragbench version (upgrade both sides first)")
-    total = int(pg.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
-    if name == "ingest_versions":  # the new catalog made its own rows: keep the source's
-        conn.execute("DELETE FROM ingest_versions")
-    order = [table.c.rowid] if "rowid" in table.c else list(table.primary_key.columns)
-    statement = (f"INSERT INTO {name} ({', '.join(source)}) "  # noqa: S608 - checked names
-                 f"VALUES ({', '.join('?' for _ in source)})")
-    result = pg.execution_options(yield_per=BATCH).execute(
-        sa.select(*(table.c[c] for c in source)).order_by(*order))
-    done = 0
-    for rows in result.partitions():
-        conn.executemany(statement, [tuple(_sqlite_value(v) for v in r) for r in rows])
-        done += len(rows)
-        progress(name, done, total)
-    progress(name, done, total)
-    return done
-
-
-def _sqlite_value(value: Any) -> Any:
-    return bytes(value) if isinstance(value, memoryview) else value
 
 
 def _vectors_to_chroma(pg: sa.Connection, store: Any, progress: Progress) -> int:
@@ -317,13 +296,15 @@ def _vectors_to_chroma(pg: sa.Connection, store: Any, progress: Progress) -> int
     return done
 
 
-def _originals_to_postgres(conn: sqlite3.Connection, files_dir: Path, store: Any,
+def _originals_to_postgres(lite: sa.Connection, files_dir: Path, store: Any,
                            pg: sa.Connection, progress: Progress) -> int:
-    """Each document's original under `files_dir/<doc_id>/` into `originals` (on `pg`), one
-    file in memory at a time; a missing file or one whose content changed is left out (that
-    document is then re-processable only where its original is).
+    """Each document (read on `lite`, the source's snapshot) its original under
+    `files_dir/<doc_id>/` into `originals` (on `pg`), one file in memory at a time; a missing
+    file or one whose content changed is left out (that document is then re-processable only
+    where its original is).
     """
-    rows = conn.execute("SELECT doc_id, file_name, file_hash FROM documents").fetchall()
+    d = tables.documents.c
+    rows = lite.execute(sa.select(d.doc_id, d.file_name, d.file_hash)).all()
     stored = 0
     for done, (doc_id, file_name, digest) in enumerate(rows, 1):
         path = files_dir / doc_id / file_name

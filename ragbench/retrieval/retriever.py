@@ -238,7 +238,7 @@ class Retriever:
         fuse them under many settings (`fuse`) without searching again.
         """
         depth = max(self.settings.hybrid_candidates, k)
-        if getattr(self.catalog, "backend", "embedded") != "postgres":
+        if self.catalog.backend != "postgres":
             fts = self.catalog.fts_search(query, depth, filters=filters, level=level)
             return ranked(fts), ranked(self._vector(query, depth, filters))
         # a database server runs the two searches at once: the full-text query on a thread of

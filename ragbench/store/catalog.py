@@ -52,6 +52,10 @@ def catalog_error(path: Path, error: sqlite3.Error) -> StoreError:
 class Catalog(DocumentStore, SqliteChunks, CatalogRecords):
     """The SQLite catalog of one workspace."""
 
+    backend = "embedded"
+    """Which backend holds the catalog (`PgCatalog` says "postgres"): what a caller asks
+    before taking a path that only one backend has."""
+
     def __init__(self, path: str | Path) -> None:
         self._open(path)
         # the Alembic revisions of store/migrations_sqlite, all in one BEGIN IMMEDIATE

@@ -79,6 +79,16 @@ class ChunkStore(CatalogBase):
              chunks.c.token_count, chunks.c.text, documents.c.file_name, documents.c.source_id,
              documents.c.created_at, documents.c.metadata], chunk_ids)
 
+    def vector_rows(self) -> list[dict[str, Any]]:
+        """Every chunk row with its document's `file_name` and `context_summary`: what each
+        chunk's vector metadata is derived from (`ingest.metadata.vector_meta`), for the
+        doctor's check of the vector store against the catalog.
+        """
+        statement = (sa.select(*CHUNK_COLUMNS, documents.c.file_name,
+                               documents.c.context_summary)
+                     .select_from(chunks.join(documents)))
+        return [dict(r) for r in self._read(statement)]
+
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         """All chunk rows of a document in order."""
         statement = (sa.select(*CHUNK_COLUMNS).where(chunks.c.doc_id == doc_id)

@@ -13,9 +13,12 @@ commits and rolls back itself, and SQLAlchemy only compiles and runs statements 
 Errors are SQLite's own (`sqlite3.IntegrityError`, `OperationalError`, ...), not SQLAlchemy's
 wrappers, as callers tell a duplicate id, a full disk or a damaged file by them.
 
-`conn` is the calling thread's `sqlite3` connection, for code that still runs SQLite SQL
-(doctor, `migrate`, the schema migrations); the catalog's own queries run on the same
-connection, so both take part in one `transaction()`.
+`snapshot()` is a read transaction (`BEGIN` ... `ROLLBACK`): one consistent view of the whole
+catalog, for a reader that copies it (`ragbench migrate`).
+
+`conn` is the calling thread's `sqlite3` connection, for the SQL that stays SQLite's own (the
+schema migrations, FTS5's index commands, the ingest group's savepoints); the catalog's own
+queries run on the same connection, so both take part in one `transaction()`.
 """
 
 from __future__ import annotations
@@ -100,6 +103,21 @@ class SqliteBase(CatalogBase):
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sa.Connection]:
+        """A read transaction (`BEGIN` ... `ROLLBACK`) as the thread's SQLAlchemy connection:
+        every statement in it sees the commit its first read saw, while other writers go on
+        (WAL); what reads the whole catalog at once (`ragbench migrate`) takes it. It takes
+        no write lock: hold the workspace's to keep writers out.
+        """
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            yield self._thread_core
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
 
     def reading(self) -> AbstractContextManager[sa.Connection]:
         """The calling thread's SQLAlchemy connection, for reads (each statement sees the

@@ -117,7 +117,7 @@ class MaintenanceArea(Area):
                 raise InvalidRequestError(
                     "this workspace is already in PostgreSQL: migrate it --to a folder")
             with wb.write_lock.held("copying the workspace to PostgreSQL"):
-                counts = move.to_postgres(wb.catalog.conn, wb.vectors, where, pg_schema,
+                counts = move.to_postgres(wb.catalog, wb.vectors, where, pg_schema,
                                           report, files_dir=wb.files_dir)
             shown = f"{redact_url(where)}#{pg_schema}"
             return MoveReport(

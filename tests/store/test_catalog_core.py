@@ -1,16 +1,18 @@
 """The SQLite catalog on SQLAlchemy Core: its rows keep their shapes, its transactions are still
 `BEGIN IMMEDIATE` on the thread's one connection (the lock that serialises processes), reads
-hold no transaction open, and errors are SQLite's own."""
+hold no transaction open, a snapshot reads one commit while other writers go on, and errors
+are SQLite's own."""
 
 import sqlite3
 import threading
 
 import pytest
+import sqlalchemy as sa
 
 from ragbench.errors import StoreError
 from ragbench.models import Chunk, DocumentRecord
 from ragbench.store.catalog import Catalog
-from ragbench.store.tables import CHUNK_COLUMNS
+from ragbench.store.tables import CHUNK_COLUMNS, documents
 
 pytestmark = pytest.mark.unit
 
@@ -73,3 +75,30 @@ def test_writes_refuse_a_connection_that_is_not_the_threads(tmp_path):
     with pytest.raises(StoreError, match="not this thread's"), catalog.transaction():
         catalog.insert_document(outside[0], _record("a"), "text", [])
     assert catalog.all_doc_ids() == set()
+
+
+def test_snapshot_reads_one_commit_and_lets_other_writers_go_on(tmp_path):
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    with catalog.transaction() as tx:
+        catalog.insert_document(tx, _record("a"), "text", _chunks("a", 1))
+    other = Catalog(tmp_path / "catalog.sqlite")
+    with catalog.snapshot() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(documents)).scalar() == 1
+        with other.transaction() as tx:  # no write lock held by the snapshot: this commits
+            other.insert_document(tx, _record("b"), "text", _chunks("b", 1))
+        assert conn.execute(sa.select(documents.c.doc_id)).scalars().all() == ["a"]
+    assert not catalog.conn.in_transaction  # ended (rolled back) at the end
+    assert catalog.all_doc_ids() == {"a", "b"}
+
+
+def test_vector_rows_are_every_chunk_with_its_documents_name_and_summary(tmp_path):
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    with catalog.transaction() as tx:
+        catalog.insert_document(tx, _record("a"), "text", _chunks("a", 2))
+        catalog.update_document(tx, "a", {"context_summary": "about herons"})
+    rows = {r["chunk_id"]: r for r in catalog.vector_rows()}
+    assert set(rows) == {"a-0", "a-1"}
+    assert set(rows["a-1"]) == {c.name for c in CHUNK_COLUMNS} | {"file_name",
+                                                                   "context_summary"}
+    assert (rows["a-1"]["file_name"], rows["a-1"]["context_summary"]) == ("a.md",
+                                                                          "about herons")
