@@ -334,15 +334,19 @@ def configured(server: Any, settings: list[str], start: Any) -> Any:
     if not settings:
         return server
     engine = sa.create_engine(server.get_uri(), isolation_level="AUTOCOMMIT")
+    names = []
     with engine.connect() as conn:
         for setting in settings:
             name, _, value = setting.partition("=")
-            if not name.isidentifier():
-                raise SystemExit(f"--pg-conf: not a setting name: {name!r}")
-            conn.execute(sa.text(f"ALTER SYSTEM SET {name} = :value"), {"value": value})
+            if not name.isidentifier() or not value.replace(".", "").isalnum():
+                raise SystemExit(f"--pg-conf: not NAME=VALUE (letters, digits, dots): {setting!r}")
+            # a utility statement takes no bound parameters; both parts were checked above
+            conn.execute(sa.text(f"ALTER SYSTEM SET {name} = '{value}'"))
+            names.append(name)
         conn.execute(sa.text("SELECT pg_reload_conf()"))
-        restart = conn.execute(sa.text("SELECT count(*) FROM pg_settings WHERE pending_restart")
-                               ).scalar_one()
+        restart = conn.execute(sa.text(  # settings read only when the server starts
+            "SELECT count(*) FROM pg_settings WHERE name = ANY(:names) AND context = 'postmaster'"
+        ), {"names": names}).scalar_one()
     engine.dispose()
     if restart:
         server.cleanup()
