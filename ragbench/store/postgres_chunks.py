@@ -86,7 +86,7 @@ class PgChunks(ChunkStore, PgBase):
             if level == "chunk" and len(where) == 1:  # rank the postings alone, then look up
                 best = postgres_fts.top_chunks(conn, weights, frequencies, average, k)
                 ids = dict(conn.execute(sa.select(chunks.c.rowid, chunks.c.chunk_id).where(
-                    chunks.c.rowid.in_([rowid for rowid, _ in best]))).tuples().all())
+                    chunks.c.rowid.in_([rowid for rowid, _ in best]))).all())
                 return sorted(((ids[rowid], score) for rowid, score in best if rowid in ids),
                               key=lambda hit: (-hit[1], hit[0]))
             postings = postgres_fts.scored_postings(weights, average)

@@ -131,7 +131,7 @@ def test_search_through_the_catalog_uses_the_pruned_ranking(catalog, monkeypatch
     with catalog.engine.connect() as conn:
         weights, average, _ = postgres_fts.query_weights(conn, query_terms("kestrel cell protein"))
         full = exhaustive(conn, weights, average, 5)
-        ids = dict(conn.execute(sa.text("SELECT rowid, chunk_id FROM chunks")).tuples().all())
+        ids = dict(conn.execute(sa.text("SELECT rowid, chunk_id FROM chunks")).all())
     assert [c for c, _ in hits] == [ids[r] for r, _ in full]
     assert "kestrel" in catalog.get_chunks([hits[0][0]])[hits[0][0]]["text"]
     assert catalog.fts_search("kestrel", 0) == []
