@@ -34,10 +34,10 @@ from ragbench.archive.paths import (
     RESERVED_NAMES,
     archive_safe_name,
     check_doc_id,
-    confined,
     entry_uri,
     make_dir,
     truncate_name,
+    within_new,
     write_new,
     write_original,
 )
@@ -110,9 +110,10 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def build_entry(items: Sequence[ArchiveItem], folder: Path) -> None:
-    """Write a whole entry into `folder` and set the archive fields of every record."""
+    """Write a whole entry into `folder` (a fresh, empty folder of the caller's, see
+    `within_new`) and set the archive fields of every record.
+    """
     root_id = check_doc_id(items[0].record.doc_id)
-    folder = folder.resolve()
     placed = _place(items)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     if len(placed) > 1:
@@ -123,14 +124,12 @@ def build_entry(items: Sequence[ArchiveItem], folder: Path) -> None:
         record.archive_browse_uri = entry_uri(root_id, p.view)
         record.archive_download_uri = entry_uri(root_id, p.original) if p.original else None
         if p.original is not None and p.item.data is not None:
-            write_original(confined(folder, *p.original.split("/"), resolved=True),
-                           p.item.data, p.item.source)
+            write_original(within_new(folder, p.original), p.item.data, p.item.source)
         if p.view != p.original:
             text = _markdown(p, placed, stamp)
-            write_new(confined(folder, *p.view.split("/"), resolved=True),
-                      text.encode("utf-8"))
+            write_new(within_new(folder, p.view), text.encode("utf-8"))
     meta = _metadata(placed, stamp)
-    write_new(confined(folder, "metadata.json", resolved=True),
+    write_new(folder / "metadata.json",
               json.dumps(meta, indent=2, ensure_ascii=False).encode("utf-8"))
 
 

@@ -265,7 +265,7 @@ class Archive:
         except OSError as e:
             shutil.rmtree(tmp, ignore_errors=True)
             raise ArchiveError(f"cannot write the archive of {root_id}: {e}") from e
-        had_old = target.exists() or target.is_symlink()
+        had_old = os.path.lexists(target)
         if had_old and not self._mine(target):
             shutil.rmtree(tmp, ignore_errors=True)
             raise ArchiveError(f"cannot write the archive of {root_id}: {target} exists and "

@@ -103,6 +103,21 @@ def confined(root: Path, *parts: str, resolved: bool = False) -> Path:
     return target
 
 
+def within_new(folder: Path, rel: str) -> Path:
+    """`folder / rel` for a path `rel` an entry names inside the folder it is being written
+    into, checked by its parts alone (`ArchivePathError` for an empty part, `.`, `..`, a
+    separator or NUL): that folder was just created by this process with owner-only
+    permissions and files in it are created exclusively without following symlinks, so nothing
+    in it can lead elsewhere, and no component needs resolving (a path lookup per component
+    per file, for every entry an ingest writes).
+    """
+    parts = rel.split("/")
+    for part in parts:
+        if part in ("", ".", "..") or "\\" in part or "\x00" in part:
+            raise ArchivePathError(f"unsafe archive path component {part!r} in {rel!r}")
+    return folder.joinpath(*parts)
+
+
 URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 """The scheme of an absolute link (`https:`, `mailto:`): such a link is not into the archive."""
 

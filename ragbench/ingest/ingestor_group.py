@@ -11,8 +11,9 @@ docstring), each step once for the group:
 2. per file: its archive entry swapped in (`Archive.publish`); a file that fails fails alone;
 3. one catalog transaction for the group, each file's rows inside its own savepoint: a file
    whose rows fail is rolled back to its savepoint, its entry undone, and fails alone;
-4. after the commit: pending markers cleared, vectors of replaced chunks, replaced originals
-   and entries removed, for the whole group at once.
+4. after the commit: pending source records committed (`ragbench.ingest.originals`),
+   vectors of replaced chunks, replaced originals and entries removed, for the whole group
+   at once.
 
 A kill before the commit leaves none of the group's files stored (their originals pending,
 their vectors and entries invisible: swept on the next open or by `doctor`), a kill after it

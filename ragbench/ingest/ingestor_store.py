@@ -22,7 +22,12 @@ from ragbench.fileio import write_atomic
 from ragbench.ids import IdCollisionError
 from ragbench.ingest.ingestor_base import Decision, IngestorBase, Progress, Unit
 from ragbench.ingest.metadata import vector_meta
-from ragbench.ingest.originals import clear_pending, mark_leaving, mark_pending
+from ragbench.ingest.originals import (
+    clear_pending,
+    commit_source,
+    mark_leaving,
+    mark_pending,
+)
 from ragbench.models import Chunk, Scalar
 
 logger = logging.getLogger(__name__)
@@ -57,6 +62,7 @@ class StagedFile:
     replaced: list[str]
     old_hashes: list[str]
     removed: list[str] = field(default_factory=list)  # chunk ids its rows replaced
+    fresh: set[str] = field(default_factory=set)  # ids whose originals' folders it created
 
 
 class OriginalNotWritten(StoreError):
@@ -120,7 +126,7 @@ class IngestStore(IngestorBase):
         vectors = self._embed([chunks[i] for i in todo], progress)  # the group's are upserted
         staged = StagedFile(units, chunks, replaced, [])
         try:
-            self._write_originals(units, replaced)
+            self._write_originals(units, replaced, staged.fresh)
             pause_point("before_vectors")
             if todo:
                 names = {c.doc_id: u.record.file_name for u in units for c in u.chunks}
@@ -177,15 +183,18 @@ class IngestStore(IngestorBase):
         if self.originals is not None:  # the replaced versions' files, if unused now
             self.originals.forget(getattr(tx, "conn", tx), staged.old_hashes)
 
-    def _write_originals(self, units: list[Unit], listed: Collection[str] = ()) -> None:
+    def _write_originals(self, units: list[Unit], listed: Collection[str],
+                         created: set[str]) -> None:
         """The originals, for view/download; written (marked pending) before they are
         referenced. `listed`: ids of documents the catalog lists now (those this file
-        replaces).
+        replaces); `created` gets the ids whose folders this call created.
         """
         for unit in units:
             folder = self.files_dir / unit.record.doc_id
             try:
                 fresh = _new_folder(folder)
+                if fresh:
+                    created.add(unit.record.doc_id)
                 mark_pending(folder, unit.record, fresh)
                 if fresh and unit.record.doc_id not in listed:
                     # a folder of its own, pending until the commit: a write cut short is
@@ -202,14 +211,16 @@ class IngestStore(IngestorBase):
                 ) from e
 
     def _clean_up(self, stored: list[StagedFile]) -> None:
-        """After the commit of these files: their originals are no longer pending, and the
-        vectors of removed chunks, the originals and archive entries of replaced documents go.
+        """After the commit of these files: their originals' pending source records become
+        their records (no longer leftovers if the catalog is lost), and the vectors of removed
+        chunks, the originals and archive entries of replaced documents go.
         """
         stale: list[str] = []
         gone: list[str] = []
         for staged in stored:
             for unit in staged.units:
-                clear_pending(self.files_dir / unit.record.doc_id)
+                doc_id = unit.record.doc_id
+                commit_source(self.files_dir / doc_id, fresh=doc_id in staged.fresh)
             new_ids = {c.chunk_id for c in staged.chunks}
             stale += [cid for cid in staged.removed if cid not in new_ids]
             kept = {u.record.doc_id for u in staged.units}

@@ -3,15 +3,19 @@
 `files/<doc_id>/` holds a document's original. It is written before the catalog commit that
 lists the document, so a crash between the two leaves a folder the catalog does not list. A
 catalog that is missing, empty or restored from an older backup leaves the same picture for
-every document stored since. Only the first may be swept, so each folder carries:
+every document stored since. Only the first may be swept, so each folder carries its source
+record (source id, lens, file name, parent: what `doctor --recover` needs to ingest an unlisted
+original again under the same ids), under one of two names:
 
-- `.pending` from before the original is written until after the commit: a folder that still
-  has it and is not listed is a leftover;
-- `.source.json` (source id, lens, file name, parent) for good: what `doctor --recover` needs
-  to ingest an unlisted original again under the same ids.
+- `.source.json.pending` from before the original is written until after the commit: a folder
+  that still has it (or the older marker `.pending`) and is not listed is a leftover;
+- `.source.json` for good: the commit renames the pending record to it (one rename, no file
+  created), so the marker and the record cost one file per document, not two.
 
-A folder without `.pending` that the catalog does not list is an unlisted original: reported,
-never deleted by an ordinary open.
+A folder without a pending marker that the catalog does not list is an unlisted original:
+reported, never deleted by an ordinary open. `.pending` alone (beside `.source.json`) is what
+workspaces written before the pending record wrote, and what still marks the folder of a
+document about to be removed (`mark_leaving`); both layouts are read.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from ragbench.fileio import is_atomic_temp
+from ragbench.fileio import is_atomic_temp, write_atomic
 from ragbench.models import DocumentRecord
 
 PENDING = ".pending"
 SOURCE = ".source.json"
-MARKERS = frozenset({PENDING, SOURCE, ".incoming.tmp"})
+PENDING_SOURCE = ".source.json.pending"
+MARKERS = frozenset({PENDING, SOURCE, PENDING_SOURCE, ".incoming.tmp"})
 """Names beside an original that are not it (`.incoming.tmp`: the temporary name originals were
 written under before they went through `ragbench.fileio.write_atomic`)."""
 
@@ -40,18 +45,49 @@ class OriginalSource(BaseModel):
     parent_doc_id: str | None = None
 
 
-def mark_pending(folder: Path, record: DocumentRecord, fresh: bool = False) -> None:
-    """Mark `folder` as in flight and record its source (called before the original is written).
+def _source_json(record: DocumentRecord) -> str:
+    return OriginalSource(source_id=record.source_id, lens=record.lens,
+                          file_name=record.file_name,
+                          parent_doc_id=record.parent_doc_id).model_dump_json()
 
-    `fresh`: the caller has just created the folder, so the marker is created, not touched.
+
+def mark_pending(folder: Path, record: DocumentRecord, fresh: bool = False) -> None:
+    """Mark `folder` as in flight with the source record of `record` (called before the
+    original is written); `commit_source` makes the record the folder's for good.
+
+    `fresh`: the caller has just created the folder, so the record is created exclusively.
+    Otherwise the folder may be a listed document's (reprocessed): its `.source.json` stays
+    as it is until the commit, so a store that stops keeps the listed version's record.
     """
-    if fresh:
-        os.close(os.open(folder / PENDING, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    else:
-        (folder / PENDING).touch()
-    source = OriginalSource(source_id=record.source_id, lens=record.lens,
-                            file_name=record.file_name, parent_doc_id=record.parent_doc_id)
-    (folder / SOURCE).write_text(source.model_dump_json(), encoding="utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if fresh else os.O_TRUNC)
+    fd = os.open(folder / PENDING_SOURCE, flags, 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(_source_json(record))
+
+
+def commit_source(folder: Path, fresh: bool = False) -> None:
+    """The document in `folder` is committed: its pending source record becomes its record
+    (a rename) and it is no longer a possible leftover.
+
+    `fresh`: the store created the folder, so it holds no `.pending` (an older writer's, or
+    `mark_leaving`'s) to remove.
+    """
+    try:
+        os.replace(folder / PENDING_SOURCE, folder / SOURCE)
+    except FileNotFoundError:  # nothing pending (e.g. a folder of an older workspace)
+        pass
+    if not fresh:
+        (folder / PENDING).unlink(missing_ok=True)
+
+
+def settle(folder: Path, record: DocumentRecord) -> None:
+    """Make the folder of the listed `record` carry the catalog's source record and no pending
+    marker (a writer stopped between its commit and `commit_source`, or before the commit of
+    a new version of a listed document: the catalog says which version is stored).
+    """
+    if (folder / PENDING_SOURCE).exists():
+        write_atomic(folder / SOURCE, _source_json(record))
+    clear_pending(folder)
 
 
 def mark_leaving(folder: Path) -> None:
@@ -64,13 +100,16 @@ def mark_leaving(folder: Path) -> None:
 
 
 def clear_pending(folder: Path) -> None:
-    """The document in `folder` is committed: it is no longer a possible leftover."""
+    """The store of `folder` will not commit, or the folder stays listed: its pending record
+    and marker go (its committed `.source.json`, if any, stays).
+    """
+    (folder / PENDING_SOURCE).unlink(missing_ok=True)
     (folder / PENDING).unlink(missing_ok=True)
 
 
 def is_pending(folder: Path) -> bool:
     """Whether `folder` was being stored when its writer stopped (or still is)."""
-    return (folder / PENDING).exists()
+    return (folder / PENDING_SOURCE).exists() or (folder / PENDING).exists()
 
 
 def original_file(folder: Path) -> Path | None:
@@ -95,6 +134,5 @@ def read_source(folder: Path) -> OriginalSource | None:
         return None
 
 
-__all__ = ["OriginalSource", "clear_pending", "is_pending", "mark_leaving", "mark_pending",
-           "original_file",
-           "read_source"]
+__all__ = ["OriginalSource", "clear_pending", "commit_source", "is_pending", "mark_leaving",
+           "mark_pending", "original_file", "read_source", "settle"]

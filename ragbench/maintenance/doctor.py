@@ -39,7 +39,7 @@ from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import DamagedIndexError
 from ragbench.graph.model import ContextGraph, GraphError
 from ragbench.ingest.metadata import vector_meta
-from ragbench.ingest.originals import clear_pending, is_pending, original_file
+from ragbench.ingest.originals import is_pending, original_file, settle
 from ragbench.store.catalog import Catalog, looks_damaged
 from ragbench.store.lock import WorkspaceLock
 from ragbench.store.vectors import VectorStore, open_vectors, remove_vectors
@@ -114,7 +114,7 @@ class Doctor:
     def unlisted_file_dirs(self, min_age: float = 0.0) -> tuple[list[str], list[str]]:
         """Folders under files/ the catalog does not list (at least `min_age` seconds old), in
         one pass: (crash leftovers, unlisted originals). A leftover was still being stored
-        (`.pending`) or holds no original; an unlisted original was committed under a catalog
+        (a pending marker) or holds no original; an unlisted original was committed under a catalog
         that is now missing, empty or older (see `ragbench.ingest.originals`).
         """
         if not self.files_dir.exists():
@@ -152,12 +152,16 @@ class Doctor:
         return unlisted
 
     def clear_stale_markers(self) -> None:
-        """Drop `.pending` from folders of listed documents (a writer stopped between its
-        commit and clearing the marker), so a later loss of the catalog keeps them.
+        """Drop the pending markers from folders of listed documents (a writer stopped between
+        its commit and clearing them, or before the commit of a new version), leaving the
+        catalog's source record, so a later loss of the catalog keeps them.
         """
         for doc_id in self.catalog.all_doc_ids():
-            if is_pending(self.files_dir / doc_id):
-                clear_pending(self.files_dir / doc_id)
+            folder = self.files_dir / doc_id
+            if is_pending(folder):
+                record = self.catalog.get_document(doc_id, include_failed=True)
+                if record is not None:
+                    settle(folder, record)
 
     def sync_vectors(
         self, store: VectorStore, orphans: list[str] | None = None,
