@@ -79,12 +79,12 @@ class PgChunks(ChunkStore, PgBase):
         if not terms:
             return []
         with self.engine.connect().execution_options(isolation_level="REPEATABLE READ") as conn:
-            weights, average, frequencies = postgres_fts.query_weights(conn, terms)
+            weights, average, _ = postgres_fts.query_weights(conn, terms)
             if not weights:
                 return []
             where = [*self._filters(filters, lens), documents.c.status == "indexed"]
-            if level == "chunk" and len(where) == 1:  # rank the postings alone, then look up
-                best = postgres_fts.top_chunks(conn, weights, frequencies, average, k)
+            if level == "chunk" and len(where) == 1:  # rank the packed postings, then look up
+                best = postgres_fts.top_chunks(conn, weights, average, k)
                 ids = dict(conn.execute(sa.select(chunks.c.rowid, chunks.c.chunk_id).where(
                     chunks.c.rowid.in_([rowid for rowid, _ in best]))).all())
                 return sorted(((ids[rowid], score) for rowid, score in best if rowid in ids),

@@ -2,7 +2,8 @@
 
 PostgreSQL has no BM25 of its own (`ts_rank` normalises term frequency by log length and knows
 no document frequency), so, for both backends to rank alike, this module keeps the index FTS5
-keeps, in three tables:
+keeps, in three tables (and the same postings packed in blocks for ranking,
+`postgres_blocks`):
 
 - `chunk_terms`: one posting per (word, chunk) with the word's count in the chunk (`tf`) and
   the chunk's length in words (`length`), the words being those of `lexical.index_text` (the
@@ -22,7 +23,8 @@ A chunk's score is FTS5's `bm25()`: the sum over the query's words (a word said 
 twice) of idf × tf × (k1 + 1) / (tf + k1 × (1 − b + b × length / avglength)), with
 idf = ln((N − df + 0.5) / (df + 0.5)) floored at 1e-6, k1 = 1.2, b = 0.75. A query reads
 the statistics and its words' document frequencies first, then sums the weighted postings per
-chunk, all in one REPEATABLE READ snapshot.
+chunk (from the packed blocks when unfiltered, `postgres_blocks.top_chunks`; in SQL over
+`chunk_terms` when filtered), all in one REPEATABLE READ snapshot.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ragbench.lexical import index_text
+from ragbench.store import postgres_blocks
 from ragbench.store.postgres_tables import chunk_terms, chunks, fts_stats, term_stats
 
 K1 = 1.2
@@ -45,15 +48,6 @@ MIN_IDF = 1e-6
 """FTS5's floor for the idf of a word in more than half the chunks."""
 BATCH = 500
 """Chunks read per round when the index is rebuilt."""
-PRUNE_ABOVE = 100_000
-"""Below this many postings of the query's words `top_chunks` sums them all: pruning's extra
-statement and lookups cost more than reading them (measured at 100k and 1M chunks,
-docs/team.md)."""
-REST_SHARE = 0.6
-"""The share of the floor θ the non-essential words' bounds may sum to (`top_chunks`; chosen
-on 1M chunks of SciFact text: docs/team.md)."""
-FIRST_POSTINGS = 20_000
-"""How many postings the first round of `top_chunks` reads at most past its rarest word."""
 
 
 def chunk_words(text: str) -> tuple[int, Counter[str]]:
@@ -63,10 +57,10 @@ def chunk_words(text: str) -> tuple[int, Counter[str]]:
 
 
 def index_chunks(conn: sa.Connection, rows: Iterable[tuple[int, str]],
-                 frequencies: bool = True) -> None:
+                 derived: bool = True) -> None:
     """Write the postings of chunks given as (rowid, text) and add them to `fts_stats` and,
-    unless `frequencies` is false (`rebuild` counts them once at the end), to `term_stats`
-    (inside the caller's transaction).
+    unless `derived` is false (`rebuild` makes them once at the end), to `term_stats` and the
+    packed blocks (inside the caller's transaction).
     """
     postings: list[tuple[str, int, int, int]] = []
     count = words = 0
@@ -79,11 +73,13 @@ def index_chunks(conn: sa.Connection, rows: Iterable[tuple[int, str]],
         postings += [(t, rowid, n, length) for t, n in tfs.items()]
     if count:
         _add_stats(conn, count, words)  # first: see the module docstring
-    if held and frequencies:
+    if held and derived:
         terms = sorted(held)
         conn.execute(_ADD_FREQUENCIES.bindparams(terms=terms, counts=[held[t] for t in terms]))
     if postings:
         _copy_postings(conn, postings)
+        if derived:
+            postgres_blocks.add(conn, postings)
 
 
 _ADD_FREQUENCIES = sa.text(  # constant SQL: every value is a bound parameter
@@ -126,6 +122,9 @@ def forget_chunks(conn: sa.Connection, rowids: sa.Select[Any]) -> None:
     unheld = [r[0] for r in left if r[1] <= 0]
     if unheld:
         conn.execute(sa.delete(term_stats).where(term_stats.c.term.in_(unheld)))
+    postgres_blocks.remove(conn, sorted(r[0] for r in left),
+                           list(conn.execute(sa.select(chunks.c.rowid).where(
+                               chunks.c.rowid.in_(rowids))).scalars()))
     conn.execute(sa.delete(chunk_terms).where(chunk_terms.c.chunk_rowid.in_(rowids)))
 
 
@@ -134,12 +133,13 @@ def _add_stats(conn: sa.Connection, count: int, words: int) -> None:
         chunks=fts_stats.c.chunks + count, words=fts_stats.c.words + words))
 
 
-def rebuild(conn: sa.Connection, frequencies: bool = True) -> int:
-    """Make the postings, `fts_stats` and, unless `frequencies` is false (migration 0006,
-    older than `term_stats`), `term_stats` again from every chunk's text; the chunks indexed.
+def rebuild(conn: sa.Connection, derived: bool = True) -> int:
+    """Make the postings, `fts_stats` and, unless `derived` is false (migration 0006, older
+    than `term_stats` and the blocks), `term_stats` and the packed blocks again from every
+    chunk's text; the chunks indexed.
     """
     conn.execute(sa.update(fts_stats).where(fts_stats.c.id == 1).values(chunks=0, words=0))
-    if frequencies:
+    if derived:
         conn.execute(sa.delete(term_stats))
     conn.execute(sa.delete(chunk_terms))
     done, last = 0, None
@@ -148,16 +148,17 @@ def rebuild(conn: sa.Connection, frequencies: bool = True) -> int:
         rows = conn.execute(page if last is None else page.where(chunks.c.rowid > last)).all()
         if not rows:
             break
-        index_chunks(conn, [(r[0], r[1]) for r in rows], frequencies=False)
+        index_chunks(conn, [(r[0], r[1]) for r in rows], derived=False)
         done, last = done + len(rows), rows[-1][0]
-    if frequencies:
+    if derived:
         conn.execute(_COUNT_FREQUENCIES)
+        postgres_blocks.rebuild(conn)
     return done
 
 
 def consistent(conn: sa.Connection) -> bool:
-    """Whether `fts_stats`, `term_stats` and the postings agree with the chunks (count, total
-    length, each word's document frequency).
+    """Whether `fts_stats`, `term_stats`, the postings and their blocks agree with the chunks
+    (count, total length, each word's document frequency and packed postings).
     """
     count, words = conn.execute(sa.select(fts_stats.c.chunks, fts_stats.c.words)).one()
     chunk_count = conn.execute(sa.select(sa.func.count()).select_from(chunks)).scalar_one()
@@ -172,7 +173,8 @@ def consistent(conn: sa.Connection) -> bool:
             counted.join(term_stats, term_stats.c.term == counted.c.term, full=True))
         .where(sa.func.coalesce(counted.c.df, 0) != sa.func.coalesce(term_stats.c.df, 0))
     ).scalar_one()
-    return int(count) == int(chunk_count) and int(words) == int(total) and not drift
+    return (int(count) == int(chunk_count) and int(words) == int(total) and not drift
+            and postgres_blocks.consistent(conn))
 
 
 def document_frequencies(conn: sa.Connection, terms: Sequence[str]) -> dict[str, int]:
@@ -222,106 +224,21 @@ def scored_postings(weights: dict[str, float], average: float) -> sa.Subquery:
         one_minus_b=1 - B, b=B, average=max(average, 1e-9)).subquery("postings")
 
 
-_QUERY_WORDS = (
-    "WITH q AS (SELECT term, weight, term = ANY(CAST(:essential AS text[])) AS essential "
-    "FROM unnest(CAST(:terms AS text[]), CAST(:weights AS float8[])) AS q(term, weight)), ")
-_PROBED = (  # a candidate `s`'s score from the non-essential words, by primary-key lookups
-    f"coalesce((SELECT sum({_CONTRIBUTION}) FROM q JOIN chunk_terms p ON p.term = q.term "  # noqa: S608
-    "AND p.chunk_rowid = s.chunk_rowid WHERE NOT q.essential), 0)")
-_FLOOR = sa.text(  # constant SQL: every value is a bound parameter
-    _QUERY_WORDS + f"partial AS (SELECT p.chunk_rowid, sum({_CONTRIBUTION}) AS score "  # noqa: S608
-    "FROM q JOIN chunk_terms p ON p.term = q.term WHERE q.essential GROUP BY p.chunk_rowid "
-    f"ORDER BY score DESC LIMIT :depth) SELECT s.score + {_PROBED} AS score FROM partial s "
-    "ORDER BY score DESC OFFSET :k - 1 LIMIT 1")
-_BM25 = {"k1_plus_1": K1 + 1, "k1": K1, "one_minus_b": 1 - B, "b": B}
-_PRUNED = sa.text(  # constant SQL: every value is a bound parameter
-    _QUERY_WORDS + f"partial AS (SELECT p.chunk_rowid, sum({_CONTRIBUTION}) AS score "  # noqa: S608
-    "FROM q JOIN chunk_terms p ON p.term = q.term WHERE q.essential GROUP BY p.chunk_rowid), "
-    "floor AS MATERIALIZED (SELECT greatest(:floor, coalesce((SELECT score FROM partial "
-    "ORDER BY score DESC OFFSET :k - 1 LIMIT 1), 0)) AS theta) "
-    f"SELECT s.chunk_rowid, s.score + {_PROBED} AS score, f.theta "
-    "FROM partial s, floor f WHERE s.score + :rest_bound >= f.theta "
-    "ORDER BY score DESC, s.chunk_rowid LIMIT :k"
-).columns(sa.column("chunk_rowid", sa.BigInteger), sa.column("score", sa.Float),
-          sa.column("theta", sa.Float))
-
-
-def top_chunks(conn: sa.Connection, weights: dict[str, float], frequencies: dict[str, int],
-               average: float, k: int) -> list[tuple[int, float]]:
+def top_chunks(conn: sa.Connection, weights: dict[str, float], average: float,
+               k: int) -> list[tuple[int, float]]:
     """The `k` best chunks for the weighted words as (rowid, BM25 score), best first, ties by
-    rowid: the same chunks and scores as summing every posting, reading far fewer of them
-    when there are more than `PRUNE_ABOVE`.
-
-    MaxScore (Turtle and Flood, 1995): no chunk can score more from a word than
-    weight × (k1 + 1), the word's bound. First a floor θ under the k-th best score: the best
-    chunks by the rarest words' postings (`FIRST_POSTINGS` of them past the rarest word),
-    scored in full. The commonest words whose bounds together stay below θ are then
-    non-essential: a chunk holding none of the other (essential) words cannot enter the k
-    best. The essential words' postings give each candidate a partial score, and only the
-    candidates whose partial score plus the non-essential bounds reaches θ have the
-    non-essential words' postings looked up, by primary key. The non-essential bounds may sum
-    to `REST_SHARE` of θ only, not all of it: a lookup costs several posting reads, and the
-    smaller their sum, the fewer candidates survive to be looked up.
+    rowid: every posting summed, from the packed blocks (`postgres_blocks`).
     """
-    if k < 1:
-        return []
-    if sum(frequencies.get(t, 0) for t in weights) <= PRUNE_ABOVE:
-        return summed_top(conn, weights, average, k)
-    order = sorted(weights, key=lambda t: (frequencies.get(t, 0), t))
-    first, budget = [order[0]], FIRST_POSTINGS
-    for term in order[1:]:
-        budget -= frequencies.get(term, 0)
-        if budget < 0:
-            break
-        first.append(term)
-    theta = floor_score(conn, weights, first, average, k) if len(first) < len(order) else 0.0
-    while True:
-        # non-essential: the lowest bounds whose sum θ still covers
-        covered, rest = 0.0, set()
-        for term in sorted(weights, key=lambda t: weights[t]):
-            covered += weights[term] * (K1 + 1)
-            if covered * (1 + 1e-9) >= theta * REST_SHARE:
-                break
-            rest.add(term)
-        essential = [t for t in order if t not in rest]
-        rows, theta, rest_bound = ranked_by_essential(conn, weights, essential, average, k,
-                                                      theta)
-        if rest_bound == 0 or rest_bound * (1 + 1e-9) < theta:
-            return rows
+    return postgres_blocks.top_chunks(conn, weights, average, k, K1, B)
 
 
 def summed_top(conn: sa.Connection, weights: dict[str, float], average: float,
                k: int) -> list[tuple[int, float]]:
-    """The `k` best chunks as (rowid, BM25 score) by summing every posting of every word."""
+    """The `k` best chunks as (rowid, BM25 score) by summing every posting of every word in
+    SQL (the blocks' peer in the benchmark and the tests).
+    """
     postings = scored_postings(weights, average)
     score = sa.func.sum(postings.c.contribution).label("score")
     statement = (sa.select(postings.c.chunk_rowid, score).group_by(postings.c.chunk_rowid)
                  .order_by(sa.desc("score"), postings.c.chunk_rowid).limit(k))
     return [(int(r[0]), float(r[1])) for r in conn.execute(statement)]
-
-
-def floor_score(conn: sa.Connection, weights: dict[str, float], essential: list[str],
-                average: float, k: int) -> float:
-    """A floor under the k-th best score: the k-th best full score among the 2k chunks
-    whose `essential` words score best (0 when fewer than k chunks hold one).
-    """
-    found = conn.execute(_FLOOR.bindparams(
-        terms=list(weights), weights=list(weights.values()), essential=essential, k=k,
-        depth=2 * k, **_BM25, average=max(average, 1e-9))).scalar()
-    return float(found) if found is not None else 0.0
-
-
-def ranked_by_essential(conn: sa.Connection, weights: dict[str, float], essential: list[str],
-                        average: float, k: int, floor: float = 0.0
-                        ) -> tuple[list[tuple[int, float]], float, float]:
-    """One MaxScore round (`top_chunks`): the best `k` candidates holding an `essential` word
-    with their full scores, θ (the k-th best partial score, 0 with fewer than k candidates,
-    or `floor`, a θ an earlier round found, if higher) and the sum of the other words'
-    bounds. The ranking is exact when that sum is below θ.
-    """
-    rest_bound = sum(w for t, w in weights.items() if t not in essential) * (K1 + 1)
-    rows = conn.execute(_PRUNED.bindparams(
-        terms=list(weights), weights=list(weights.values()), essential=essential,
-        rest_bound=rest_bound, k=k, floor=floor, **_BM25, average=max(average, 1e-9))).all()
-    theta = float(rows[0].theta) if rows else 0.0
-    return [(int(r.chunk_rowid), float(r.score)) for r in rows], theta, rest_bound

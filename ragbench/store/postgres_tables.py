@@ -1,7 +1,7 @@
 """The PostgreSQL-only tables as SQLAlchemy Core objects, in the metadata of the shared
-tables (`ragbench.store.tables`): the vectors (`pgvectors`), the full-text postings and their
-statistics (`postgres_fts`) and the saved context graph (`pggraph`). `chunks` is re-exported
-for `postgres_fts`.
+tables (`ragbench.store.tables`): the vectors (`pgvectors`), the full-text postings, their
+statistics and blocks (`postgres_fts`, `postgres_blocks`) and the saved context graph
+(`pggraph`). `chunks` is re-exported for `postgres_fts`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from ragbench.store.tables import chunks, metadata
 
-__all__ = ["chunk_terms", "chunk_vectors", "chunks", "fts_stats", "graph_saves", "term_stats"]
+__all__ = ["chunk_terms", "chunk_vectors", "chunks", "fts_stats", "graph_saves", "term_blocks",
+           "term_stats"]
 
 chunk_vectors = sa.Table(
     "chunk_vectors", metadata, sa.Column("chunk_id", sa.Text, primary_key=True),
@@ -28,6 +29,13 @@ chunk_terms = sa.Table(
 term_stats = sa.Table(
     "term_stats", metadata, sa.Column("term", sa.Text, primary_key=True),
     sa.Column("df", sa.BigInteger),
+)
+term_blocks = sa.Table(
+    "term_blocks", metadata, sa.Column("term", sa.Text, primary_key=True),
+    sa.Column("block_id", sa.BigInteger, primary_key=True),
+    sa.Column("first_rowid", sa.BigInteger), sa.Column("last_rowid", sa.BigInteger),
+    sa.Column("postings", sa.Integer), sa.Column("rowids", sa.LargeBinary),
+    sa.Column("tfs", sa.LargeBinary), sa.Column("lengths", sa.LargeBinary),
 )
 fts_stats = sa.Table(
     "fts_stats", metadata, sa.Column("id", sa.Integer, primary_key=True),

@@ -1,7 +1,7 @@
-"""MaxScore pruning of PostgreSQL full text (`postgres_fts.top_chunks`) on a real server: the
-pruned ranking is the exhaustive one (same chunks, same order, same scores) while it reads only
-the rarest words' postings in full, with a floor under the k-th best score that is never above
-it.
+"""PostgreSQL full text on a real server: the ranking from the packed blocks
+(`postgres_fts.top_chunks`) is the exhaustive SQL one (same chunks, same order, same scores)
+through writes, block merges, deletes and rebuilds; document frequencies and blocks stay
+consistent under concurrent writers.
 """
 
 import random
@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from ragbench.models import Chunk, DocumentRecord
-from ragbench.store import postgres_fts
+from ragbench.store import postgres_blocks, postgres_fts
 from ragbench.store.postgres import PgCatalog
 from ragbench.store.postgres_base import connect
 from ragbench.store.postgres_chunks import query_terms
@@ -69,72 +69,91 @@ def exhaustive(conn, weights, average, k):
     return [(int(r[0]), float(r[1])) for r in conn.execute(statement)]
 
 
+def assert_exhaustive_ranking(ranked, conn, weights, average, k):
+    """`ranked` is a best-k list by BM25: the exhaustive SQL ranking's score at every place,
+    each chunk's own score, no chunk twice, ties by rowid. (Chunk for chunk it may differ from
+    the SQL ranking only among equal scores, which SQL may sum in another order, a last bit
+    apart.)
+    """
+    every = dict(exhaustive(conn, weights, average, 10**9))
+    full = exhaustive(conn, weights, average, k)
+    assert len(ranked) == len(full)
+    assert [s for _, s in ranked] == pytest.approx([s for _, s in full], rel=1e-12)
+    assert all(every[r] == pytest.approx(s, rel=1e-12) for r, s in ranked)
+    assert len({r for r, _ in ranked}) == len(ranked)
+    assert all(s1 > s2 or (s1 == s2 and r1 < r2)
+               for (r1, s1), (r2, s2) in zip(ranked, ranked[1:], strict=False))
+
+
 QUERIES = ["kestrel cell protein", "osprey heron patient study effect", "gene level",
            "curlew curlew increase cell gene protein", "bittern egret avocet godwit study",
            "dunlin", "cell protein patient study increase effect level gene plover"]
 
 
-@pytest.mark.parametrize("first_postings", [0, 40, 10_000])
-def test_pruned_ranking_is_the_exhaustive_one(catalog, monkeypatch, first_postings):
-    monkeypatch.setattr(postgres_fts, "FIRST_POSTINGS", first_postings)
-    monkeypatch.setattr(postgres_fts, "PRUNE_ABOVE", 0)  # a few hundred chunks: prune anyway
-    rounds: list[tuple[int, int]] = []  # (essential words, all words) of each ranking
-    floors: list[float] = []
-    real_rank, real_floor = postgres_fts.ranked_by_essential, postgres_fts.floor_score
-
-    def ranked(conn, weights, essential, *args):
-        rounds.append((len(essential), len(weights)))
-        return real_rank(conn, weights, essential, *args)
-
-    def floor(*args):
-        floors.append(real_floor(*args))
-        return floors[-1]
-
-    monkeypatch.setattr(postgres_fts, "ranked_by_essential", ranked)
-    monkeypatch.setattr(postgres_fts, "floor_score", floor)
+@pytest.mark.parametrize("k", [1, 5, 30, 1000])
+def test_block_ranking_is_the_exhaustive_one(catalog, k):
     for query in QUERIES:
-        for k in (1, 5, 30):
-            with catalog.engine.connect() as conn:
-                weights, average, frequencies = postgres_fts.query_weights(
-                    conn, query_terms(query))
-                pruned = postgres_fts.top_chunks(conn, weights, frequencies, average, k)
-                full = exhaustive(conn, weights, average, k)
-            assert [r for r, _ in pruned] == [r for r, _ in full], (query, k)
-            assert [s for _, s in pruned] == pytest.approx([s for _, s in full], rel=1e-9)
-            if len(full) == k:  # the floor is a real chunk's score: never above the k-th best
-                assert all(f <= full[-1][1] * (1 + 1e-9) for f in floors)
-            floors.clear()
-    assert len(rounds) == len(QUERIES) * 3  # the floor makes the one ranking exact
-    if first_postings == 10_000:  # a budget above every posting: all words read
-        assert all(essential == total for essential, total in rounds)
-    else:  # common words were left out of the full read
-        assert any(essential < total for essential, total in rounds)
+        with catalog.engine.connect() as conn:
+            weights, average, _ = postgres_fts.query_weights(conn, query_terms(query))
+            ranked = postgres_fts.top_chunks(conn, weights, average, k)
+            assert_exhaustive_ranking(ranked, conn, weights, average, k)
 
 
-def test_few_postings_are_summed_without_pruning(catalog, monkeypatch):
+def test_search_through_the_catalog_ranks_from_the_blocks(catalog, monkeypatch):
     calls = []
-    monkeypatch.setattr(postgres_fts, "floor_score", lambda *a: calls.append(a) or 0.0)
-    with catalog.engine.connect() as conn:
-        weights, average, frequencies = postgres_fts.query_weights(
-            conn, query_terms("kestrel cell protein"))
-        assert sum(frequencies.values()) <= postgres_fts.PRUNE_ABOVE
-        summed = postgres_fts.top_chunks(conn, weights, frequencies, average, 5)
-        full = exhaustive(conn, weights, average, 5)
-    assert [r for r, _ in summed] == [r for r, _ in full]
-    assert [s for _, s in summed] == pytest.approx([s for _, s in full], rel=1e-12)
-    assert not calls
-
-
-def test_search_through_the_catalog_uses_the_pruned_ranking(catalog, monkeypatch):
-    monkeypatch.setattr(postgres_fts, "PRUNE_ABOVE", 0)
+    real = postgres_blocks.top_chunks
+    monkeypatch.setattr(postgres_blocks, "top_chunks", lambda *a: calls.append(a) or real(*a))
     hits = catalog.fts_search("kestrel cell protein", 5)
     with catalog.engine.connect() as conn:
         weights, average, _ = postgres_fts.query_weights(conn, query_terms("kestrel cell protein"))
-        full = exhaustive(conn, weights, average, 5)
         ids = dict(conn.execute(sa.text("SELECT rowid, chunk_id FROM chunks")).all())
-    assert [c for c, _ in hits] == [ids[r] for r, _ in full]
+        rowids = {chunk: rowid for rowid, chunk in ids.items()}
+        assert_exhaustive_ranking([(rowids[c], s) for c, s in hits], conn, weights, average, 5)
+    assert calls
     assert "kestrel" in catalog.get_chunks([hits[0][0]])[hits[0][0]]["text"]
     assert catalog.fts_search("kestrel", 0) == []
+
+
+def test_small_blocks_merge_and_deletes_rewrite_them(postgres_url, monkeypatch):
+    """Blocks of 16 postings, merged past 2 small ones: many writes, duplicate chunks (equal
+    scores, ordered by rowid), deletes; the ranking stays the exhaustive one throughout.
+    """
+    monkeypatch.setattr(postgres_blocks, "BLOCK", 16)
+    monkeypatch.setattr(postgres_blocks, "MAX_SMALL", 2)
+    engine = connect(postgres_url, "fts_blocks")
+    catalog = PgCatalog(engine, "fts_blocks")
+
+    def same_as_exhaustive(most_small: int) -> None:
+        with engine.connect() as conn:
+            for query in QUERIES:
+                weights, average, _ = postgres_fts.query_weights(conn, query_terms(query))
+                for k in (3, 40):
+                    ranked = postgres_fts.top_chunks(conn, weights, average, k)
+                    assert_exhaustive_ranking(ranked, conn, weights, average, k)
+            sizes = conn.execute(sa.text(
+                "SELECT max(n) FROM (SELECT count(*) FILTER (WHERE postings < 16) AS n "
+                "FROM term_blocks GROUP BY term) b")).scalar_one()
+        assert sizes <= most_small
+        assert catalog.fts_integrity()
+
+    try:
+        for batch in range(6):
+            add_documents(catalog, random.Random(batch % 2), 3, per_document=5,
+                          prefix=f"b{batch}-")  # batches 0, 2, 4 alike: equal chunks
+        same_as_exhaustive(3)  # MAX_SMALL small blocks and the one written last
+        with catalog.transaction() as conn:
+            catalog.delete_documents(conn, ["b0-00", "b3-01", "b5-02"])
+        same_as_exhaustive(6)  # a delete may leave a rewritten block small
+        with engine.begin() as conn:  # drift: a block lost
+            conn.execute(sa.text("DELETE FROM term_blocks WHERE block_id = "
+                                 "(SELECT min(block_id) FROM term_blocks)"))
+        assert not catalog.fts_integrity()
+        catalog.fts_rebuild()
+        same_as_exhaustive(1)  # packed again: full blocks and one last
+    finally:
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA fts_blocks CASCADE"))
+        engine.dispose()
 
 
 def counted_frequencies(conn):

@@ -44,7 +44,7 @@ def upgrade() -> None:
         sa.CheckConstraint("id = 1", name="fts_stats_one_row"),
     )
     op.execute("INSERT INTO fts_stats (id, chunks, words) VALUES (1, 0, 0)")
-    postgres_fts.rebuild(op.get_bind(), frequencies=False)  # `term_stats` comes in 0008
+    postgres_fts.rebuild(op.get_bind(), derived=False)  # `term_stats`: 0008, blocks: 0009
     op.drop_index("idx_chunks_tsv", table_name="chunks")
     op.drop_column("chunks", "tsv")
 

@@ -1,0 +1,196 @@
+"""Each word's postings packed in blocks, for ranking outside the SQL executor.
+
+`chunk_terms` holds one row per (word, chunk): right for writes, deletes and the lookups of a
+filtered search, but summing a query's postings row by row costs PostgreSQL's executor about
+half a microsecond each, and a query of common words at a million chunks has hundreds of
+thousands. `term_blocks` holds the same postings packed: one row per block of up to `BLOCK`
+postings of one word, with the chunks' rowids, the word's counts in them and the chunks'
+lengths as three big-endian arrays (int8, int4, int4). A query reads its words' blocks (a
+few rows each) and sums the BM25 contributions with numpy (`top_chunks`).
+
+Kept in the transaction that writes or deletes chunks, after `fts_stats` (whose row lock
+orders writers, as for `term_stats`): a write appends one block per word of the batch, and
+when a word has more than `MAX_SMALL` blocks that are not full, they are merged; a delete
+rewrites the blocks of the deleted chunks' words whose rowid range covers them. Blocks are
+derived data: `rebuild` makes them again from `chunk_terms`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+BLOCK = 4096
+"""Postings per full block."""
+MAX_SMALL = 8
+"""A word's blocks that are not full, at most, before a write merges them."""
+ROWID, COUNT = np.dtype(">i8"), np.dtype(">i4")
+"""How rowids, and counts and lengths, are stored in a block."""
+
+_SELECT = ("SELECT term, block_id, rowids, tfs, lengths FROM term_blocks "
+           "WHERE term = ANY(CAST(:terms AS text[]))")
+_WORDS_BLOCKS = sa.text(_SELECT + " ORDER BY term, block_id")
+_SMALL_BLOCKS = sa.text(  # constant SQL: every value is a bound parameter
+    _SELECT + " AND postings < :full AND term IN (SELECT term FROM "  # noqa: S608
+    "term_blocks WHERE term = ANY(CAST(:terms AS text[])) AND postings < "
+    ":full GROUP BY term HAVING count(*) > :most) ORDER BY term, block_id")
+_COVERING = sa.text(_SELECT + " AND first_rowid <= :last AND last_rowid >= :first")
+_DROP = sa.text("DELETE FROM term_blocks WHERE block_id = ANY(CAST(:ids AS bigint[]))")
+_PACK = sa.text(  # every posting, BLOCK to a row (migration 0009 and `rebuild`)
+    "INSERT INTO term_blocks (term, first_rowid, last_rowid, postings, rowids, tfs, lengths) "
+    "SELECT term, min(chunk_rowid), max(chunk_rowid), count(*), "
+    "string_agg(int8send(chunk_rowid), ''::bytea ORDER BY chunk_rowid), "
+    "string_agg(int4send(tf), ''::bytea ORDER BY chunk_rowid), "
+    "string_agg(int4send(length), ''::bytea ORDER BY chunk_rowid) "
+    "FROM (SELECT term, chunk_rowid, tf, length, (row_number() OVER (PARTITION BY term "
+    "ORDER BY chunk_rowid) - 1) / :block AS n FROM chunk_terms) p GROUP BY term, n")
+_CONSISTENT = sa.text(
+    "SELECT count(*) FROM (SELECT term, sum(postings) AS n, "
+    "bool_and(octet_length(rowids) = 8 * postings AND octet_length(tfs) = 4 * postings "
+    "AND octet_length(lengths) = 4 * postings) AS whole FROM term_blocks GROUP BY term) b "
+    "FULL JOIN term_stats s USING (term) "
+    "WHERE coalesce(b.n, 0) <> coalesce(s.df, 0) OR NOT coalesce(b.whole, true)")
+
+
+class Postings:
+    """Postings as three parallel arrays: chunk rowids, the word's counts, chunk lengths."""
+
+    def __init__(self, rowids: np.ndarray, tfs: np.ndarray, lengths: np.ndarray) -> None:
+        self.rowids, self.tfs, self.lengths = rowids, tfs, lengths
+
+    @classmethod
+    def of(cls, row: Any) -> Postings:
+        """The postings of a `term_blocks` row (its rowids, tfs and lengths columns)."""
+        return cls(np.frombuffer(row.rowids, ROWID), np.frombuffer(row.tfs, COUNT),
+                   np.frombuffer(row.lengths, COUNT))
+
+    @classmethod
+    def joined(cls, parts: Sequence[Postings]) -> Postings:
+        """`parts` end to end."""
+        return cls(*(np.concatenate([getattr(p, n) for p in parts])
+                     for n in ("rowids", "tfs", "lengths")))
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def kept(self, keep: np.ndarray) -> Postings:
+        """The postings where `keep` is true."""
+        return Postings(self.rowids[keep], self.tfs[keep], self.lengths[keep])
+
+    def rows(self, term: str) -> Iterable[tuple[Any, ...]]:
+        """`term_blocks` rows for these postings, sorted by rowid and cut into full blocks."""
+        order = np.argsort(self.rowids, kind="stable")
+        for start in range(0, len(order), BLOCK):
+            part = order[start:start + BLOCK]
+            rowids = self.rowids[part]
+            yield (term, int(rowids[0]), int(rowids[-1]), len(part),
+                   rowids.astype(ROWID).tobytes(), self.tfs[part].astype(COUNT).tobytes(),
+                   self.lengths[part].astype(COUNT).tobytes())
+
+
+def add(conn: sa.Connection, postings: Sequence[tuple[str, int, int, int]]) -> None:
+    """Append the blocks of new postings given as (word, rowid, tf, length), one block per
+    word (more past `BLOCK`), then merge the small blocks of words that have too many.
+    """
+    by_term: dict[str, list[tuple[int, int, int]]] = {}
+    for term, rowid, tf, length in postings:
+        by_term.setdefault(term, []).append((rowid, tf, length))
+    rows: list[tuple[Any, ...]] = []
+    for term in sorted(by_term):
+        table = np.array(by_term[term], dtype=np.int64)
+        rows += Postings(table[:, 0], table[:, 1], table[:, 2]).rows(term)
+    _write(conn, rows)
+    _merge_small(conn, sorted(by_term))
+
+
+def _write(conn: sa.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Write block rows with COPY on the transaction's own psycopg connection."""
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cursor.copy("COPY term_blocks (term, first_rowid, last_rowid, postings, rowids, tfs, "
+                     "lengths) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def _merge_small(conn: sa.Connection, terms: list[str]) -> None:
+    """Merge the blocks that are not full of each word of `terms` with more than `MAX_SMALL`
+    of them into full blocks (and one last partial block).
+    """
+    found = conn.execute(_SMALL_BLOCKS.bindparams(terms=terms, full=BLOCK, most=MAX_SMALL)).all()
+    if not found:
+        return
+    by_term: dict[str, list[Postings]] = {}
+    for row in found:
+        by_term.setdefault(row.term, []).append(Postings.of(row))
+    conn.execute(_DROP.bindparams(ids=[row.block_id for row in found]))
+    _write(conn, (r for term, parts in by_term.items() for r in Postings.joined(parts).rows(term)))
+
+
+def remove(conn: sa.Connection, terms: list[str], rowids: list[int]) -> None:
+    """Take the chunks `rowids` out of the blocks of `terms` (the words they hold)."""
+    if not terms or not rowids:
+        return
+    gone = np.array(sorted(rowids), dtype=np.int64)
+    found = conn.execute(_COVERING.bindparams(terms=terms, first=int(gone[0]),
+                                              last=int(gone[-1]))).all()
+    changed: list[int] = []
+    rows: list[tuple[Any, ...]] = []
+    for row in found:
+        postings = Postings.of(row)
+        keep = ~np.isin(postings.rowids, gone)
+        if not keep.all():
+            changed.append(row.block_id)
+            rows += postings.kept(keep).rows(row.term) if keep.any() else []
+    if changed:
+        conn.execute(_DROP.bindparams(ids=changed))
+        _write(conn, rows)
+
+
+def rebuild(conn: sa.Connection) -> None:
+    """Make every block again from `chunk_terms` (after the postings were rebuilt)."""
+    conn.execute(sa.text("DELETE FROM term_blocks"))
+    conn.execute(_PACK.bindparams(block=BLOCK))
+
+
+def consistent(conn: sa.Connection) -> bool:
+    """Whether every word's blocks hold as many postings as `term_stats` says it has, with
+    arrays of the right sizes.
+    """
+    return not conn.execute(_CONSISTENT).scalar_one()
+
+
+def top_chunks(conn: sa.Connection, weights: dict[str, float], average: float, k: int,
+               k1: float, b: float) -> list[tuple[int, float]]:
+    """The `k` best chunks as (rowid, BM25 score), best first, ties by rowid: every posting
+    of the weighted words summed per chunk, as `postgres_fts.summed_top` sums them in SQL.
+    Contributions are added in the order of words and blocks, so chunks with the same
+    postings get the same score to the last bit.
+    """
+    if k < 1 or not weights:
+        return []
+    found = conn.execute(_WORDS_BLOCKS.bindparams(terms=list(weights))).all()
+    if not found:
+        return []
+    postings = Postings.joined([Postings.of(row) for row in found])
+    weight = np.repeat([weights[row.term] for row in found],
+                       [len(row.rowids) // ROWID.itemsize for row in found])
+    tf, length = postings.tfs.astype(np.float64), postings.lengths.astype(np.float64)
+    contribution = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / max(average, 1e-9)))
+    rowids = postings.rowids.astype(np.int64)
+    low, span = int(rowids.min()), int(rowids.max() - rowids.min()) + 1
+    if span <= 8 * len(rowids) + 1_000_000:  # dense enough for one array over the range
+        scores = np.bincount(rowids - low, weights=contribution, minlength=span)
+        chunks = np.nonzero(np.bincount(rowids - low, minlength=span))[0]
+        ids, scores = chunks + low, scores[chunks]
+    else:
+        ids, inverse = np.unique(rowids, return_inverse=True)
+        scores = np.bincount(inverse, weights=contribution)
+    if len(ids) > k:  # every chunk tied with the k-th score stays, for the tie rule below
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= kth
+        ids, scores = ids[keep], scores[keep]
+    best = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
+    return best[:k]
