@@ -33,12 +33,13 @@ ROWID, COUNT = np.dtype(">i8"), np.dtype(">i4")
 _SELECT = ("SELECT term, block_id, rowids, tfs, lengths FROM term_blocks "
            "WHERE term = ANY(CAST(:terms AS text[]))")
 _WORDS_BLOCKS = sa.text(_SELECT + " ORDER BY term, block_id")
-_SMALL_BLOCKS = sa.text(  # constant SQL: every value is a bound parameter
-    _SELECT + " AND postings < :full AND term IN (SELECT term FROM "  # noqa: S608
-    "term_blocks WHERE term = ANY(CAST(:terms AS text[])) AND postings < "
-    ":full GROUP BY term HAVING count(*) > :most) ORDER BY term, block_id")
+_CROWDED = sa.text(
+    "SELECT term FROM term_blocks WHERE term = ANY(CAST(:terms AS text[])) AND postings < :full "
+    "GROUP BY term HAVING count(*) > :most")
+_SMALL_BLOCKS = sa.text(_SELECT + " AND postings < :full ORDER BY term, block_id")
 _COVERING = sa.text(_SELECT + " AND first_rowid <= :last AND last_rowid >= :first")
-_DROP = sa.text("DELETE FROM term_blocks WHERE block_id = ANY(CAST(:ids AS bigint[]))")
+_DROP = sa.text(  # by the unique index on block_id, a good plan before any ANALYZE
+    "DELETE FROM term_blocks WHERE block_id = ANY(CAST(:ids AS bigint[]))")
 _PACK = sa.text(  # every posting, BLOCK to a row (migration 0009 and `rebuild`)
     "INSERT INTO term_blocks (term, first_rowid, last_rowid, postings, rowids, tfs, lengths) "
     "SELECT term, min(chunk_rowid), max(chunk_rowid), count(*), "
@@ -80,30 +81,39 @@ class Postings:
         """The postings where `keep` is true."""
         return Postings(self.rowids[keep], self.tfs[keep], self.lengths[keep])
 
-    def rows(self, term: str) -> Iterable[tuple[Any, ...]]:
+    def rows(self, term: str) -> list[tuple[Any, ...]]:
         """`term_blocks` rows for these postings, sorted by rowid and cut into full blocks."""
         order = np.argsort(self.rowids, kind="stable")
-        for start in range(0, len(order), BLOCK):
-            part = order[start:start + BLOCK]
-            rowids = self.rowids[part]
-            yield (term, int(rowids[0]), int(rowids[-1]), len(part),
-                   rowids.astype(ROWID).tobytes(), self.tfs[part].astype(COUNT).tobytes(),
-                   self.lengths[part].astype(COUNT).tobytes())
+        return _block_rows(term, self.rowids[order].astype(ROWID), self.tfs[order].astype(COUNT),
+                           self.lengths[order].astype(COUNT))
+
+
+def _block_rows(term: str, rowids: np.ndarray, tfs: np.ndarray,
+                lengths: np.ndarray) -> list[tuple[Any, ...]]:
+    """`term_blocks` rows of one word's postings, already sorted by rowid and stored types."""
+    return [(term, int(rowids[start]), int(rowids[end - 1]), end - start,
+             rowids[start:end].tobytes(), tfs[start:end].tobytes(), lengths[start:end].tobytes())
+            for start in range(0, len(rowids), BLOCK)
+            for end in (min(start + BLOCK, len(rowids)),)]
 
 
 def add(conn: sa.Connection, postings: Sequence[tuple[str, int, int, int]]) -> None:
     """Append the blocks of new postings given as (word, rowid, tf, length), one block per
     word (more past `BLOCK`), then merge the small blocks of words that have too many.
     """
-    by_term: dict[str, list[tuple[int, int, int]]] = {}
-    for term, rowid, tf, length in postings:
-        by_term.setdefault(term, []).append((rowid, tf, length))
+    terms = sorted({p[0] for p in postings})
+    code = {term: i for i, term in enumerate(terms)}
+    table = np.array([(code[t], rowid, tf, length) for t, rowid, tf, length in postings],
+                     dtype=np.int64).reshape(-1, 4)
+    table = table[np.lexsort((table[:, 1], table[:, 0]))]  # by word, then rowid
+    rowids, tfs, lengths = (table[:, 1].astype(ROWID), table[:, 2].astype(COUNT),
+                            table[:, 3].astype(COUNT))
+    bounds = [0, *(np.flatnonzero(np.diff(table[:, 0])) + 1).tolist(), len(table)]
     rows: list[tuple[Any, ...]] = []
-    for term in sorted(by_term):
-        table = np.array(by_term[term], dtype=np.int64)
-        rows += Postings(table[:, 0], table[:, 1], table[:, 2]).rows(term)
+    for term, start, end in zip(terms, bounds, bounds[1:], strict=False):
+        rows += _block_rows(term, rowids[start:end], tfs[start:end], lengths[start:end])
     _write(conn, rows)
-    _merge_small(conn, sorted(by_term))
+    _merge_small(conn, terms)
 
 
 def _write(conn: sa.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -119,9 +129,11 @@ def _merge_small(conn: sa.Connection, terms: list[str]) -> None:
     """Merge the blocks that are not full of each word of `terms` with more than `MAX_SMALL`
     of them into full blocks (and one last partial block).
     """
-    found = conn.execute(_SMALL_BLOCKS.bindparams(terms=terms, full=BLOCK, most=MAX_SMALL)).all()
-    if not found:
+    crowded = list(conn.execute(_CROWDED.bindparams(terms=terms, full=BLOCK, most=MAX_SMALL))
+                   .scalars())
+    if not crowded:
         return
+    found = conn.execute(_SMALL_BLOCKS.bindparams(terms=crowded, full=BLOCK)).all()
     by_term: dict[str, list[Postings]] = {}
     for row in found:
         by_term.setdefault(row.term, []).append(Postings.of(row))

@@ -36,6 +36,7 @@ def upgrade() -> None:
         sa.Column("lengths", sa.LargeBinary, nullable=False),
         sa.PrimaryKeyConstraint("term", "block_id", name="term_blocks_pkey"),
     )
+    op.create_index("term_blocks_block_id", "term_blocks", ["block_id"], unique=True)
     op.execute("ALTER TABLE term_blocks ALTER rowids SET STORAGE EXTERNAL, "
                "ALTER tfs SET STORAGE EXTERNAL, ALTER lengths SET STORAGE EXTERNAL")
     postgres_blocks.rebuild(op.get_bind())
