@@ -101,7 +101,7 @@ def side(name: str, url: str, env: dict[str, str], args: argparse.Namespace, sha
         if log is not None:
             log.write_text(json.dumps(out, indent=2))
 
-    for ds in args.datasets.split(","):
+    for ds in filter(None, args.datasets.split(",")):
         out["retrieval"][ds] = retrieval(shared / ds, reuse or base / f"{name}-beir-{ds}",
                                          env_for(f"beir_{ds}"))
         keep()
