@@ -1,10 +1,10 @@
 """Each word's postings packed in blocks, for ranking outside the SQL executor.
 
 `chunk_terms` holds one row per (word, chunk): right for writes, deletes and the lookups of a
-filtered search, but summing a query's postings row by row costs PostgreSQL's executor about
-half a microsecond each, and a query of common words at a million chunks has hundreds of
-thousands. `term_blocks` holds the same postings packed: one row per block of up to `BLOCK`
-postings of one word, with the chunks' rowids, the word's counts in them and the chunks'
+filtered search, but slow to sum row by row in PostgreSQL's executor when a query of common
+words at a million chunks has hundreds of thousands of postings (docs/team.md).
+`term_blocks` holds the same postings packed: one row per block of up to `BLOCK` postings of
+one word, with the chunks' rowids, the word's counts in them and the chunks'
 lengths as three big-endian arrays (int8, int4, int4). A query reads its words' blocks (a
 few rows each) and sums the BM25 contributions with numpy (`top_chunks`).
 
