@@ -9,14 +9,18 @@ lengths as three big-endian arrays (int8, int4, int4). A query reads its words' 
 few rows each) and sums the BM25 contributions with numpy (`top_chunks`).
 
 Kept in the transaction that writes or deletes chunks, after `fts_stats` (whose row lock
-orders writers, as for `term_stats`): a write appends one block per word of the batch, and
-when a word has more than `MAX_SMALL` blocks that are not full, they are merged; a delete
-rewrites the blocks of the deleted chunks' words whose rowid range covers them. Blocks are
-derived data: `rebuild` makes them again from `chunk_terms`.
+orders writers, as for `term_stats`): a write appends one block per word of the batch, and a
+word's blocks that are not full are merged by size tier, as a log-structured merge does: when
+`FANOUT` of them fall in one tier (fewer than 8 postings, 64, 512, `BLOCK`), that tier and the
+ones below become one block, so a posting is rewritten about once per tier rather than each
+time its word is written. A delete rewrites the blocks of the deleted chunks' words whose
+rowid range covers them. Blocks are derived data: `rebuild` makes them again from
+`chunk_terms`.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,18 +29,24 @@ import sqlalchemy as sa
 
 BLOCK = 4096
 """Postings per full block."""
-MAX_SMALL = 8
-"""A word's blocks that are not full, at most, before a write merges them."""
+FANOUT = 8
+"""A word's blocks that are not full in one size tier before a write merges them."""
 ROWID, COUNT = np.dtype(">i8"), np.dtype(">i4")
 """How rowids, and counts and lengths, are stored in a block."""
 
 _SELECT = ("SELECT term, block_id, rowids, tfs, lengths FROM term_blocks "
            "WHERE term = ANY(CAST(:terms AS text[]))")
 _WORDS_BLOCKS = sa.text(_SELECT + " ORDER BY term, block_id")
-_CROWDED = sa.text(
-    "SELECT term FROM term_blocks WHERE term = ANY(CAST(:terms AS text[])) AND postings < :full "
-    "GROUP BY term HAVING count(*) > :most")
-_SMALL_BLOCKS = sa.text(_SELECT + " AND postings < :full ORDER BY term, block_id")
+_CROWDED = sa.text(  # width_bucket(postings, bounds) is `_tier`
+    "SELECT term, width_bucket(postings, CAST(:bounds AS int[])) AS tier, count(*) AS blocks, "
+    "sum(postings) AS postings FROM term_blocks WHERE term IN (SELECT term FROM term_blocks "
+    "WHERE term = ANY(CAST(:terms AS text[])) AND postings < :full "
+    "GROUP BY term, width_bucket(postings, CAST(:bounds AS int[])) HAVING count(*) >= :fanout) "
+    "AND postings < :full GROUP BY term, tier")
+_CHOSEN_BLOCKS = sa.text(
+    "SELECT term, block_id, rowids, tfs, lengths FROM term_blocks JOIN "
+    "unnest(CAST(:terms AS text[]), CAST(:below AS int[])) AS c(term, below) USING (term) "
+    "WHERE postings < below ORDER BY term, block_id")
 _COVERING = sa.text(_SELECT + " AND first_rowid <= :last AND last_rowid >= :first")
 _DROP = sa.text(  # by the unique index on block_id, a good plan before any ANALYZE
     "DELETE FROM term_blocks WHERE block_id = ANY(CAST(:ids AS bigint[]))")
@@ -125,15 +135,47 @@ def _write(conn: sa.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
             copy.write_row(row)
 
 
-def _merge_small(conn: sa.Connection, terms: list[str]) -> None:
-    """Merge the blocks that are not full of each word of `terms` with more than `MAX_SMALL`
-    of them into full blocks (and one last partial block).
+def _bounds() -> list[int]:
+    """The smallest sizes of the tiers above the first: 8, 64, 512 postings (below `BLOCK`)."""
+    return [FANOUT ** i for i in range(1, 64) if FANOUT ** i < BLOCK]
+
+
+def _to_merge(tiers: dict[int, tuple[int, int]], bounds: list[int]) -> int | None:
+    """Of one word's blocks that are not full, summed per size tier as {tier: (blocks,
+    postings)}, the highest tier to merge with every tier below it: the lowest tier holding
+    `FANOUT` blocks, then again while the merged block (in the tier of what stays of it after
+    full blocks are cut off) makes a tier above hold `FANOUT`. None when no tier is crowded.
     """
-    crowded = list(conn.execute(_CROWDED.bindparams(terms=terms, full=BLOCK, most=MAX_SMALL))
-                   .scalars())
-    if not crowded:
+    top: int | None = None
+    while True:
+        counts = {tier: blocks for tier, (blocks, _) in tiers.items()
+                  if top is None or tier > top}
+        if top is not None:
+            left = sum(n for tier, (_, n) in tiers.items() if tier <= top) % BLOCK
+            if left:
+                tier = bisect_right(bounds, left)
+                counts[tier] = counts.get(tier, 0) + 1
+        crowded = [tier for tier, count in counts.items() if count >= FANOUT]
+        if not crowded:
+            return top
+        top = min(crowded) if top is None else max(top, min(crowded))
+
+
+def _merge_small(conn: sa.Connection, terms: list[str]) -> None:
+    """Merge, for each word of `terms` with a crowded size tier, the blocks `_to_merge` picks
+    into full blocks and one last partial block.
+    """
+    bounds = _bounds()
+    tiers: dict[str, dict[int, tuple[int, int]]] = {}
+    for row in conn.execute(_CROWDED.bindparams(terms=terms, full=BLOCK, bounds=bounds,
+                                                fanout=FANOUT)):
+        tiers.setdefault(row.term, {})[row.tier] = (row.blocks, int(row.postings))
+    chosen = {term: top for term, summary in tiers.items()
+              if (top := _to_merge(summary, bounds)) is not None}
+    if not chosen:
         return
-    found = conn.execute(_SMALL_BLOCKS.bindparams(terms=crowded, full=BLOCK)).all()
+    below = [[*bounds, BLOCK][top] for top in chosen.values()]
+    found = conn.execute(_CHOSEN_BLOCKS.bindparams(terms=list(chosen), below=below)).all()
     by_term: dict[str, list[Postings]] = {}
     for row in found:
         by_term.setdefault(row.term, []).append(Postings.of(row))

@@ -114,36 +114,40 @@ def test_search_through_the_catalog_ranks_from_the_blocks(catalog, monkeypatch):
     assert catalog.fts_search("kestrel", 0) == []
 
 
-def test_small_blocks_merge_and_deletes_rewrite_them(postgres_url, monkeypatch):
-    """Blocks of 16 postings, merged past 2 small ones: many writes, duplicate chunks (equal
-    scores, ordered by rowid), deletes; the ranking stays the exhaustive one throughout.
+def test_small_blocks_merge_by_tier_and_deletes_rewrite_them(postgres_url, monkeypatch):
+    """Blocks of 16 postings in tiers of fewer than 2, 4, 8 and 16 postings, merged when a
+    tier holds 2: many writes, duplicate chunks (equal scores, ordered by rowid), deletes; the
+    ranking stays the exhaustive one throughout.
     """
     monkeypatch.setattr(postgres_blocks, "BLOCK", 16)
-    monkeypatch.setattr(postgres_blocks, "MAX_SMALL", 2)
+    monkeypatch.setattr(postgres_blocks, "FANOUT", 2)
     engine = connect(postgres_url, "fts_blocks")
     catalog = PgCatalog(engine, "fts_blocks")
 
-    def same_as_exhaustive(most_small: int) -> None:
+    def same_as_exhaustive(most_in_a_tier: int) -> None:
         with engine.connect() as conn:
             for query in QUERIES:
                 weights, average, _ = postgres_fts.query_weights(conn, query_terms(query))
                 for k in (3, 40):
                     ranked = postgres_fts.top_chunks(conn, weights, average, k)
                     assert_exhaustive_ranking(ranked, conn, weights, average, k)
-            sizes = conn.execute(sa.text(
-                "SELECT max(n) FROM (SELECT count(*) FILTER (WHERE postings < 16) AS n "
-                "FROM term_blocks GROUP BY term) b")).scalar_one()
-        assert sizes <= most_small
+            crowding = conn.execute(sa.text(
+                "SELECT max(n) FROM (SELECT count(*) AS n FROM term_blocks WHERE postings < 16 "
+                "GROUP BY term, width_bucket(postings, '{2,4,8}'::int[])) b")).scalar_one()
+        assert crowding <= most_in_a_tier
         assert catalog.fts_integrity()
 
     try:
         for batch in range(6):
             add_documents(catalog, random.Random(batch % 2), 3, per_document=5,
                           prefix=f"b{batch}-")  # batches 0, 2, 4 alike: equal chunks
-        same_as_exhaustive(3)  # MAX_SMALL small blocks and the one written last
+        same_as_exhaustive(1)  # every write left each tier below FANOUT
+        with engine.connect() as conn:  # and merges happened: some words have full blocks
+            assert conn.execute(sa.text(
+                "SELECT count(*) FROM term_blocks WHERE postings = 16")).scalar_one()
         with catalog.transaction() as conn:
             catalog.delete_documents(conn, ["b0-00", "b3-01", "b5-02"])
-        same_as_exhaustive(6)  # a delete may leave a rewritten block small
+        same_as_exhaustive(4)  # a delete may leave rewritten blocks small
         with engine.begin() as conn:  # drift: a block lost
             conn.execute(sa.text("DELETE FROM term_blocks WHERE block_id = "
                                  "(SELECT min(block_id) FROM term_blocks)"))
@@ -221,3 +225,4 @@ def test_concurrent_writers_keep_frequencies_without_deadlock(postgres_url):
         with engine.begin() as conn:
             conn.execute(sa.text("DROP SCHEMA fts_writers CASCADE"))
         engine.dispose()
+
