@@ -78,10 +78,11 @@ def migrate(
     """Copy the workspace to the other backend: embedded -> PostgreSQL or back.
 
     Ids, ingest versions, documents, chunks, vectors (as stored, not re-embedded), saved
-    answers, chats, reports and the caches. The target must be empty; the copy is one
-    PostgreSQL transaction, or a temporary folder renamed into place, so a failed copy leaves
-    nothing behind. Originals, archive and graph are not in the database yet: they stay in
-    this folder on the way to PostgreSQL and are copied on the way back (docs/team.md).
+    answers, chats, reports, the caches, the originals and the context graph's save (so the
+    copy opens with the same graph). The target must be empty; the copy is one PostgreSQL
+    transaction, or a temporary folder renamed into place, so a failed copy leaves nothing
+    behind. The archive is not in the database: it stays in this folder on the way to
+    PostgreSQL and is copied on the way back (docs/team.md).
     """
     shown: dict[str, int] = {}
 
@@ -93,5 +94,5 @@ def migrate(
     report = wb.maintenance.migrate(to, schema, progress)
     counts = ", ".join(f"{k}={v}" for k, v in report.counts.items())
     out.emit(report, f"copied {report.source} -> {report.target}: {counts}\n"
-                     f"folder files: {report.folder_files}")
+                     f"graph: {report.graph}\nfolder files: {report.folder_files}")
     return 0

@@ -6,13 +6,15 @@
   pgvector as they are (no re-embedding), all in ONE PostgreSQL transaction into a schema that
   must be empty: a failed copy leaves nothing behind. The originals under `files/` are
   copied into the `originals` table in that transaction too (those whose content is what
-  the catalog recorded); the folder itself (its `files/` cache, the archive, the context
-  graph) stays where it is, and the PostgreSQL workspace keeps using it as its folder.
+  the catalog recorded), and so is the folder's saved context graph, into `graph_saves`
+  (`ragbench.maintenance.movegraph`); the folder itself (its `files/` cache, the archive, the
+  graph's local copy) stays where it is, and the PostgreSQL workspace keeps using it.
 - PostgreSQL -> a folder (`to_folder`): the same tables into a new SQLite catalog and the
   vectors into a new Chroma store, plus a copy of the source folder's files (everything but
   its own catalog, Chroma store and lock file; `settings.toml` without the two database
-  settings), and the originals of documents that folder lacks (stored by other hosts) written
-  from the `originals` table into `files/<doc_id>/`, all built in a temporary folder next to
+  settings), the originals of documents that folder lacks (stored by other hosts) written
+  from the `originals` table into `files/<doc_id>/`, and the database's graph save as the
+  folder's graph (none saved: no graph files), all built in a temporary folder next to
   the target and renamed into place at the end. The target must be absent or empty, and no
   job may still be queued (the embedded backend has no queue); the queue's own tables
   (`uploads`, procrastinate's) are not copied.
@@ -31,7 +33,7 @@ import tomllib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import sqlalchemy as sa
@@ -39,6 +41,7 @@ import tomli_w
 
 from ragbench.errors import StoreError
 from ragbench.ids import file_hash
+from ragbench.maintenance.movegraph import graph_to_folder, graph_to_postgres
 from ragbench.store import tables
 
 if TYPE_CHECKING:
@@ -59,6 +62,15 @@ FOLDER_SKIP = {"catalog.sqlite", "catalog.sqlite-wal", "catalog.sqlite-shm", "ch
 BATCH = 1000
 
 Progress = Callable[[str, int, int], None]
+
+
+class Moved(NamedTuple):
+    """What a copy did: rows per table (and `vectors`, `originals`, `graph_saves`), and what
+    became of the context graph (`ragbench.maintenance.movegraph`), in words.
+    """
+
+    counts: dict[str, int]
+    graph: str
 
 
 def _quiet(_table: str, _done: int, _total: int) -> None:
@@ -83,11 +95,13 @@ def parse_target(target: str, schema: str | None) -> tuple[str, str | None]:
 def to_postgres(
     catalog: Catalog, vectors: Any, url: str, schema: str,
     progress: Progress = _quiet, files_dir: Path | None = None,
-) -> dict[str, int]:
+    workspace: Path | None = None,
+) -> Moved:
     """Copy the SQLite `catalog` and the Chroma `vectors` into the empty PostgreSQL schema
     `schema` at `url`, in one transaction; returns rows copied per table (and `vectors`).
     With `files_dir` the documents' originals found there (with the content the catalog
-    recorded) go into the `originals` table in the same transaction (`originals`: how many).
+    recorded) go into the `originals` table in the same transaction (`originals`: how many);
+    with `workspace` its saved context graph into `graph_saves` (`graph_saves`: 1 or 0).
     Hold the source's write lock around the call.
     """
     from ragbench.store import postgres_fts
@@ -121,7 +135,12 @@ def to_postgres(
             if files_dir is not None:
                 counts["originals"] = _originals_to_postgres(
                     lite, files_dir, PgOriginals(engine), pg, progress)
-        return counts
+            graph = "not copied (no workspace folder given)"
+            if workspace is not None:
+                progress("graph", 0, 1)
+                counts["graph_saves"], graph = graph_to_postgres(workspace, pg)
+                progress("graph", 1, 1)
+        return Moved(counts, graph)
     except sa.exc.SQLAlchemyError as e:
         raise StoreError(f"the copy to PostgreSQL schema {schema!r} failed and was rolled "
                          f"back: {str(getattr(e, 'orig', e)).strip().splitlines()[0]}") from e
@@ -203,12 +222,14 @@ def _copy_table(source: sa.Connection, target: sa.Connection, name: str, progres
 
 def to_folder(
     engine: sa.Engine, source_folder: Path, target: Path, progress: Progress = _quiet,
-) -> dict[str, int]:
-    """Copy the PostgreSQL workspace on `engine` (catalog, vectors) and the folder-side files
-    of `source_folder` into the new embedded workspace `target` (absent or empty), built in a
-    temporary folder and renamed into place; returns rows copied per table (and `vectors`).
+) -> Moved:
+    """Copy the PostgreSQL workspace on `engine` (catalog, vectors, the graph's save) and the
+    folder-side files of `source_folder` into the new embedded workspace `target` (absent or
+    empty), built in a temporary folder and renamed into place; returns rows copied per table
+    (and `vectors`, `originals`, `graph_saves`).
     """
     from ragbench.store.catalog import Catalog
+    from ragbench.store.pggraph import PgGraphSaves
     from ragbench.store.vectors import forget_client, open_vectors
 
     target = Path(target).absolute()
@@ -235,13 +256,16 @@ def to_folder(
                 counts["vectors"] = _vectors_to_chroma(pg, open_vectors(temp / "chroma"),
                                                        progress)
                 documents = _pg_documents(pg)
+                save = PgGraphSaves(engine).fetch(pg)
         catalog.close()
         catalog = None
         forget_client(temp / "chroma")
         _copy_folder_files(Path(source_folder), temp)
         counts["originals"] = _originals_to_folder(engine, documents, temp)
+        counts["graph_saves"], graph = graph_to_folder(save, temp)
+        progress("graph", 1, 1)
         os.rename(temp, target)  # onto an absent or empty folder: atomic on POSIX
-        return counts
+        return Moved(counts, graph)
     except sa.exc.SQLAlchemyError as e:
         raise StoreError(f"reading the PostgreSQL workspace failed; nothing was written to "
                          f"{target}: {str(getattr(e, 'orig', e)).strip().splitlines()[0]}") from e

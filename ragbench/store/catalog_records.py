@@ -29,6 +29,23 @@ from ragbench.store.tables import (
 _INDEXED = unindexed(documents.c.status) == "indexed"
 
 
+def fingerprint(conn: sa.Connection) -> str:
+    """`CatalogRecords.fingerprint` read on `conn` (an open connection or transaction of
+    either backend; the same text for the same rows, as every value is a count, a row id or
+    stored text).
+    """
+    values = [
+        sa.select(sa.func.count()).select_from(documents),
+        sa.select(sa.func.max(documents.c.updated_at)),
+        sa.select(sa.func.max(chunks.c.rowid)),
+        sa.select(sa.func.count()).select_from(chunks),
+        sa.select(sa.func.max(answers.c.updated_at)),
+        sa.select(sa.func.count(documents.c.archive_browse_uri)),
+    ]
+    row = conn.execute(sa.select(*(v.scalar_subquery() for v in values))).one()
+    return ":".join(str(v) for v in row)
+
+
 class CatalogRecords(CatalogBase):
     """Statistics, saved answers, meta values and caches (a part of `Catalog` and
     `PgCatalog`).
@@ -92,17 +109,8 @@ class CatalogRecords(CatalogBase):
         """Changes whenever documents, chunks, saved answers or archive entries change (a cache
         key for views).
         """
-        values = [
-            sa.select(sa.func.count()).select_from(documents),
-            sa.select(sa.func.max(documents.c.updated_at)),
-            sa.select(sa.func.max(chunks.c.rowid)),
-            sa.select(sa.func.count()).select_from(chunks),
-            sa.select(sa.func.max(answers.c.updated_at)),
-            sa.select(sa.func.count(documents.c.archive_browse_uri)),
-        ]
         with self.reading() as conn:
-            row = conn.execute(sa.select(*(v.scalar_subquery() for v in values))).one()
-        return ":".join(str(v) for v in row)
+            return fingerprint(conn)
 
     def recent_documents(self, limit: int = 10) -> list[dict[str, Any]]:
         """The most recently stored top-level documents (indexed or failed), without text."""

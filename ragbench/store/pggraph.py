@@ -43,24 +43,39 @@ class PgGraphSaves:
             return conn.execute(sa.select(graph_saves.c.save_id)
                                 .where(graph_saves.c.id == 1)).scalar()
 
-    def fetch(self) -> GraphSave | None:
-        """The stored graph, or None."""
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(graph_saves).where(graph_saves.c.id == 1)).first()
+    def fetch(self, conn: sa.Connection | None = None) -> GraphSave | None:
+        """The stored graph, or None (on `conn`: read in its open transaction)."""
+        statement = sa.select(graph_saves).where(graph_saves.c.id == 1)
+        if conn is not None:
+            row = conn.execute(statement).first()
+        else:
+            with self.engine.connect() as own:
+                row = own.execute(statement).first()
         if row is None:
             return None
         return GraphSave(save_id=row.save_id, arrays=bytes(row.arrays), nodes=bytes(row.nodes),
                          catalog_state=row.catalog_state, saved_at=row.saved_at)
 
-    def put(self, save: GraphSave) -> None:
-        """Replace the stored graph with `save` in one statement (the last one wins)."""
+    def put(self, save: GraphSave, conn: sa.Connection | None = None) -> None:
+        """Replace the stored graph with `save` in one statement (the last one wins); on
+        `conn`, inside its open transaction (`ragbench migrate` writes it with the rest).
+        """
         values = {"save_id": save.save_id, "arrays": save.arrays, "nodes": save.nodes,
                   "catalog_state": save.catalog_state, "saved_at": save.saved_at or now_iso()}
-        with self.engine.begin() as conn:
-            conn.execute(pg_insert(graph_saves).values(id=1, **values).on_conflict_do_update(
-                index_elements=[graph_saves.c.id], set_=values))
+        statement = pg_insert(graph_saves).values(id=1, **values).on_conflict_do_update(
+            index_elements=[graph_saves.c.id], set_=values)
+        if conn is not None:
+            conn.execute(statement)
+            return
+        with self.engine.begin() as own:
+            own.execute(statement)
 
-    def delete(self) -> None:
-        """Forget the stored graph (the workspace was cleared, or a rebuild starts over)."""
-        with self.engine.begin() as conn:
+    def delete(self, conn: sa.Connection | None = None) -> None:
+        """Forget the stored graph (the workspace was cleared, or a rebuild starts over; on
+        `conn`: in its open transaction).
+        """
+        if conn is not None:
             conn.execute(sa.delete(graph_saves))
+            return
+        with self.engine.begin() as own:
+            own.execute(sa.delete(graph_saves))

@@ -117,25 +117,25 @@ class MaintenanceArea(Area):
                 raise InvalidRequestError(
                     "this workspace is already in PostgreSQL: migrate it --to a folder")
             with wb.write_lock.held("copying the workspace to PostgreSQL"):
-                counts = move.to_postgres(wb.catalog, wb.vectors, where, pg_schema,
-                                          report, files_dir=wb.files_dir)
+                moved = move.to_postgres(wb.catalog, wb.vectors, where, pg_schema, report,
+                                         files_dir=wb.files_dir, workspace=wb.workspace)
             shown = f"{redact_url(where)}#{pg_schema}"
             return MoveReport(
-                source=str(wb.workspace), target=shown, counts=counts,
-                folder_files=(f"originals copied into the database; left in {wb.workspace} "
-                              "(archive, graph and the originals' folder copy are not in the "
-                              "database): keep using this folder with database_url "
-                              f"and database_schema = {pg_schema!r} set"))
+                source=str(wb.workspace), target=shown, counts=moved.counts, graph=moved.graph,
+                folder_files=(f"originals and graph copied into the database; left in "
+                              f"{wb.workspace} (the archive, the originals' folder copy and "
+                              "the graph's local copy): keep using this folder with "
+                              f"database_url and database_schema = {pg_schema!r} set"))
         if wb.stores.backend != "postgres":
             raise InvalidRequestError(
                 "this workspace is embedded: migrate it --to postgresql://...")
-        counts = move.to_folder(wb.stores.engine, wb.workspace, Path(where), report)
+        moved = move.to_folder(wb.stores.engine, wb.workspace, Path(where), report)
         return MoveReport(
             source=f"{redacted(wb.stores.engine)}#{wb.stores.schema}", target=where,
-            counts=counts,
-            folder_files=(f"copied from {wb.workspace} (originals, archive, graph; "
-                          "settings.toml without the database settings); originals this "
-                          "folder lacked written from the database"))
+            counts=moved.counts, graph=moved.graph,
+            folder_files=(f"copied from {wb.workspace} (originals, archive; settings.toml "
+                          "without the database settings); originals this folder lacked "
+                          "and the graph written from the database"))
 
     def stale(self, target_version: int | None = None, check_originals: bool = True,
               ) -> list[StaleDocument]:

@@ -115,7 +115,11 @@ class MoveReport(BaseModel):
     counts: dict[str, int]
     """Rows copied per table, and `vectors` (copied as stored, not re-embedded)."""
     folder_files: str
-    """What happened to the folder-side files (originals, archive, graph, settings)."""
+    """What happened to the folder-side files (originals, archive, settings)."""
+    graph: str = ""
+    """What became of the context graph's save (copied, or why not: then the copy builds its
+    own graph on first use); `counts["graph_saves"]` is 1 or 0.
+    """
 
 
 class BackendReport(BaseModel):
