@@ -99,11 +99,12 @@ def worker(
     ingest`, re-processing and graph rebuilds.
 
     Start one per host (or several): they share the queue in the database. A job whose
-    worker was killed is run again by another; a file is never stored twice. Prints what it
-    did when it stops.
+    worker was killed is run again by another; a file is never stored twice. Says first what
+    it embeds with (model, runtime, device: a GPU when the embedding library finds one, or
+    `embedding_device`), and what it did when it stops.
     """
     report = wb.jobs.work(once=once, concurrency=concurrency, name=name,
-                          stalled_after=stalled_after)
+                          stalled_after=stalled_after, ready=out.note)
     out.emit(report, f"{report.name}: {report.ran} jobs run ({report.done} done, "
              f"{report.failed} failed), {report.recovered} recovered from stalled "
              f"workers, in {report.seconds:.1f}s")

@@ -56,6 +56,11 @@ class Settings(BaseModel):
         "measures them once per workspace on its first CPU and records the fastest that keeps "
         "torch's vectors (ragbench.embeddings.runtime)",
     )
+    embedding_device: str = Field(
+        "auto", pattern=r"^(auto|cpu|mps|cuda(:[0-9]+)?)$",
+        description="where the local model runs: 'auto' is the library's own choice (torch: "
+        "CUDA, then Apple MPS, then CPU; ONNX Runtime: its CUDA provider when installed, else "
+        "CPU), or cpu, cuda, cuda:N, mps; vectors do not depend on it")
     embedding_batch_size: int = Field(32, ge=1, le=1024, description="texts per model call")
     embedding_window_overlap: int = Field(
         32, ge=0, le=200, description="word pieces shared by windows of a long chunk"

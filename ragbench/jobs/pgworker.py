@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -45,6 +46,8 @@ class WorkerReport(BaseModel):
     done: int = 0
     failed: int = 0
     seconds: float = 0.0
+    embedding: str = ""
+    """The model, runtime and device its jobs embedded with (e.g. "... (torch) on cuda:0")."""
 
 
 class PgWorker:
@@ -156,19 +159,26 @@ class PgWorker:
         return record is not None and record.status == "failed"
 
     def work(self, once: bool = False, concurrency: int = 1, name: str | None = None,
-             stalled_after: float = STALLED_AFTER) -> WorkerReport:
+             stalled_after: float = STALLED_AFTER,
+             ready: Callable[[str], None] | None = None) -> WorkerReport:
         """Run jobs until stopped (SIGINT/SIGTERM), or with `once` until the queue is empty.
 
-        At start, and every `stalled_after` seconds, jobs still `doing` on a worker whose
-        heartbeat is older than that are put back in the queue (procrastinate's stalled-job
-        recovery), so a killed worker's job is run by another.
+        First the embedding model is loaded and what it runs on is told to `ready` (and
+        logged): the device is the library's own choice, so a worker on a GPU host says it
+        embeds there. At start, and every `stalled_after` seconds, jobs still `doing` on a
+        worker whose heartbeat is older than that are put back in the queue (procrastinate's
+        stalled-job recovery), so a killed worker's job is run by another.
         """
         started = time.perf_counter()
         name = name or f"worker-{threading.get_native_id()}"
+        embedding = self._runner.embedding()
+        logger.info("%s embeds with %s", name, embedding)
+        if ready is not None:
+            ready(f"{name}: embeds with {embedding}; waiting for jobs")
         recovered = asyncio.run(self._work(once, concurrency, name, stalled_after))
         with self._counts_lock:
             counts = dict(self._counts)
-        return WorkerReport(name=name, recovered=recovered, **counts,
+        return WorkerReport(name=name, recovered=recovered, **counts, embedding=embedding,
                             seconds=round(time.perf_counter() - started, 3))
 
     async def _recover(self, stalled_after: float) -> int:

@@ -42,6 +42,10 @@ class JobRunner(Protocol):
         """Rebuild (or bring up to date) the context graph; a one-line summary."""
         ...
 
+    def embedding(self) -> str:
+        """What this worker embeds with: runtime and device (loads the model)."""
+        ...
+
 
 class JobQueue(Protocol):
     """Where uploads go to be ingested."""

@@ -47,6 +47,8 @@ class BackendStatus(BaseModel):
     message: str
     runtime: str = Field("", description="local embeddings: the runtime vectors are made with")
     runtime_note: str = Field("", description="how the runtime was chosen ('auto': the record)")
+    device: str = Field("", description="local embeddings: where the model runs (cpu, cuda:0, "
+                        "mps) once loaded; before, the `embedding_device` setting")
 
 
 class ConnectionCheck(BaseModel):
@@ -215,13 +217,18 @@ def runtime_note(settings: Settings, auto: bool, choice: RuntimeChoice | None) -
 
 
 def embedding_status(settings: Settings, loaded: bool, auto: bool = False,
-                     choice: RuntimeChoice | None = None) -> BackendStatus:
-    """Is the configured embedding model available, and is it loaded yet? (no loading here)"""
+                     choice: RuntimeChoice | None = None, device: str = "") -> BackendStatus:
+    """Is the configured embedding model available, and is it loaded yet? (no loading here)
+    `device` is where the loaded model runs ("" when it is not loaded).
+    """
     status = _embedding_status(settings, loaded)
     if settings.embedding_backend == "sentence-transformers":
         status.runtime = settings.embedding_runtime
         status.runtime_note = runtime_note(settings, auto, choice)
-        status.message += f"; runtime {status.runtime_note}"
+        status.device = device or settings.embedding_device
+        shown = device or (f"{settings.embedding_device} (the library's choice, when loaded)"
+                           if settings.embedding_device == "auto" else settings.embedding_device)
+        status.message += f"; runtime {status.runtime_note}; device {shown}"
     return status
 
 

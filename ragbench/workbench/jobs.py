@@ -74,6 +74,17 @@ class WorkbenchRunner:
         return (f"{'rebuilt' if rebuild else 'updated'}: {stats['nodes']} nodes, "
                 f"{stats['edges']} edges (in {wb.workspace})")
 
+    def embedding(self) -> str:
+        """The model, runtime and device this process embeds with, e.g. "st:all-MiniLM-L6-v2
+        (onnx-int8) on cpu": the device is the embedding library's own choice unless
+        `embedding_device` names one, so a worker on a GPU host says so here.
+        """
+        embedder = self._wb.embedder  # loaded now: the first job would load it anyway
+        settings = self._wb.settings  # after loading: `auto` resolved to the runtime in use
+        runtime = (f" ({settings.embedding_runtime})"
+                   if settings.embedding_backend == "sentence-transformers" else "")
+        return f"{settings.embedding_model}{runtime} on {embedder.device}"
+
 
 class JobsArea:
     """Work as jobs: submit, list, one job, follow, run a worker."""
@@ -270,8 +281,11 @@ class JobsArea:
             time.sleep(poll)
 
     def work(self, once: bool = False, concurrency: int = 1, name: str | None = None,
-             stalled_after: float | None = None) -> WorkerReport:
-        """Run queued jobs in this process (see `PgJobQueue.work`)."""
+             stalled_after: float | None = None,
+             ready: Callable[[str], None] | None = None) -> WorkerReport:
+        """Run queued jobs in this process (see `PgJobQueue.work`); `ready` gets one line
+        when the worker starts (its name and what it embeds with).
+        """
         from ragbench.jobs.pgqueue import PgJobQueue
         from ragbench.jobs.pgworker import STALLED_AFTER
 
@@ -286,7 +300,7 @@ class JobsArea:
         if stalled_after is not None and stalled_after <= 0:
             raise InvalidRequestError(f"stalled_after must be positive, not {stalled_after}")
         return queue.work(once=once, concurrency=concurrency, name=name,
-                          stalled_after=stalled_after or STALLED_AFTER)
+                          stalled_after=stalled_after or STALLED_AFTER, ready=ready)
 
 
 __all__ = ["JobState", "JobsArea", "QueuedIngestReport", "QueuedUploads", "WorkbenchRunner"]

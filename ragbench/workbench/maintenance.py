@@ -179,8 +179,10 @@ class MaintenanceArea(Area):
     def backend_status(self, llm_timeout: float = 1.5) -> BackendReport:
         """Embedding and answer backend status without loading the model."""
         wb = self._wb
+        device = wb.embedder.device if wb.embedder_loaded else ""
         return BackendReport(embedding=embedding_status(wb.settings, wb.embedder_loaded,
-                                                        wb.runtime_auto, wb.runtime_choice),
+                                                        wb.runtime_auto, wb.runtime_choice,
+                                                        device),
                              llm=llm_status(wb.settings, llm_timeout))
 
     def test_connection(

@@ -52,7 +52,13 @@ def test_onnx_matches_torch_and_reuses_its_cache(cache_env, torch_vectors):
     cosines = (vectors * torch_vectors).sum(axis=1)
     assert cosines.min() >= 0.99, cosines
 
-    second = onnx_mod.OnnxEmbedder()
+    import onnxruntime
+
+    # "auto": the CUDA provider when this ONNX Runtime has one, else the CPU
+    gpu = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
+    assert first.device == ("cuda:0" if gpu else "cpu")
+    second = onnx_mod.OnnxEmbedder(device="cpu")
+    assert second.device == "cpu"
     assert not second.exported and second.model_path == first.model_path
     assert np.allclose(second.embed(TEXTS), vectors, atol=1e-6)
     assert first.model_id == "st:all-MiniLM-L6-v2@onnx"

@@ -65,6 +65,7 @@ def test_an_upload_is_ingested_by_a_worker_with_no_copy_and_read_back_anywhere(
 
     report = finish(start_worker(worker_ws, tmp_path / "w.log", "--once"), tmp_path / "w.log")
     assert (report["ran"], report["done"]) == (1, 1)
+    assert report["embedding"] == f"stub on remote ({embeddings.url.rstrip('/')})"
     state = wb.jobs.get(job.id)
     assert (state.kind, state.state, state.result.status) == ("upload", "done", "inserted")
     assert stored(wb)[0] == ["uploads/tidepool.md"]
