@@ -78,9 +78,11 @@ def gather_candidates(q_terms: set[str], results: Sequence[RetrievalResult],
     return out
 
 
-def score_words(candidates: list[Candidate], q_terms: set[str]) -> None:
+def score_words(candidates: list[Candidate], q_terms: set[str]) -> float:
     """Each candidate's rarity-weighted share of the question's words (half for a word only
-    in what it is filed under) and its score by words and rank, set in place.
+    in what it is filed under) and its score by words and rank, set in place. Returns the
+    share of the question's weight that no candidate holds at all (its words found nowhere in
+    the retrieved evidence).
     """
     df = Counter(t for c in candidates for t in c.terms)
     idf = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in q_terms}
@@ -90,6 +92,8 @@ def score_words(candidates: list[Candidate], q_terms: set[str]) -> None:
         c.weights.update({t: CONTEXT_CREDIT * idf[t] / total for t in c.context})
         c.coverage = sum(c.weights.values())
         c.score = W_LEXICAL * c.coverage + W_RANK / (1 + c.rank)
+    held = set().union(*(c.terms | c.context for c in candidates))
+    return sum(idf[t] for t in q_terms - held) / total
 
 
 def antecedent_chain(c: Candidate) -> list[Passage] | None:

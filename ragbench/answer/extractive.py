@@ -73,7 +73,14 @@ STRONG_COSINE = 0.62
 COSINE_FLOOR = 0.35
 """Below this the words matched but the meaning did not ("capital of France" vs "coverage in
 France and Italy"): no support on words alone."""
+UNSEEN_SHARE = 0.5
+"""When at least this share of the question's (rarity-weighted) words is in no retrieved
+passage at all ("capital" when the question is "What is the capital of France?"), the
+evidence does not speak to most of what is asked: only a passage close in meaning
+(`MIN_COSINE`) is support, not one that merely holds the rest of the words. A margin of a
+few hundredths above `COSINE_FLOOR` is all that separated such a passage from support."""
 SHORTLIST = 8
+"""Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
 BRIDGE_BONUS = 0.35
 BRIDGE_PER_DOC = 2
 """A retrieved document named in the best passages (by its title) but not in the question is
@@ -83,7 +90,6 @@ best `BRIDGE_PER_DOC` passages are scored by meaning too and get this bonus."""
 MEANING_BUDGET_MS = 250.0
 """A budget for embedding passages per answer, for callers that prefer speed to stable
 answers (the p95 target of a whole answer is 500 ms); `extract` uses none by default."""
-"""Passages (best by words) whose meaning is scored per answer: bounds the embedding cost."""
 LEAD_BONUS = 0.1
 """For a document's first sentence: what it is about, said by the document itself."""
 NOVELTY = 0.5
@@ -182,13 +188,17 @@ def _bridge_candidates(question: str, shortlist: list[Candidate],
     return hops
 
 
-def _supports(c: Candidate) -> bool:
+def _supports(c: Candidate, unseen: float = 0.0) -> bool:
     """Support for an answer: enough of the question's words (and, when meaning is measured
     and some question word is nowhere in the passage or its context, not unrelated in
-    meaning), or close meaning with some of its words.
+    meaning), or close meaning with some of its words. `unseen` is the share of the
+    question's weight found in no retrieved passage: from `UNSEEN_SHARE` on, close meaning
+    is required.
     """
     if c.cosine is None or c.complete:
         return c.coverage >= MIN_COVERAGE
+    if unseen >= UNSEEN_SHARE:
+        return c.cosine >= MIN_COSINE and c.coverage >= MIN_COVERAGE / 2
     return (c.coverage >= MIN_COVERAGE and c.cosine >= COSINE_FLOOR) or c.cosine >= STRONG_COSINE \
         or (c.cosine >= MIN_COSINE and c.coverage >= MIN_COVERAGE / 2)
 
@@ -286,7 +296,7 @@ def extract(
     candidates = gather_candidates(q_terms, results, role)
     if not candidates:
         return Extraction(text=NOT_FOUND)
-    score_words(candidates, q_terms)
+    unseen = score_words(candidates, q_terms)
     for c in candidates:
         c.score += ROLE_BONUS if c.says_who else answer_type_bonus(question, c.passage.text)
         if c.lead:
@@ -308,7 +318,7 @@ def extract(
             c.score += BRIDGE_BONUS
         shortlist = sorted(shortlist + fresh, key=lambda c: -c.score)
     ranking = [_extract_of(c) for c in shortlist[:12]]
-    if not any(_supports(c) for c in shortlist):
+    if not any(_supports(c, unseen) for c in shortlist):
         return Extraction(text=NOT_FOUND, ranking=ranking)
     if is_digest(question):
         extracts = _digest(shortlist, results)

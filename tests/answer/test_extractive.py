@@ -381,3 +381,27 @@ def test_a_finding_that_disputes_a_stated_value_is_stated_with_fewer_shared_word
     other = result("a2", "The Postgres 16 cutover is planned with a blue-green switch.")
     ranking = extract("When will the Postgres 16 migration be complete?", [other], 1).ranking
     assert relevant("When will the Postgres 16 migration be complete?", [f], ranking) == []
+
+
+class FixedMeaning:
+    """A stand-in embedder: every passage is `cosine` from the question (the first text it
+    is asked about, kept in `question`), whatever the words.
+    """
+
+    def __init__(self, question: str, cosine: float) -> None:
+        self.question, self.cosine = question, cosine
+        self.model_id = f"fixed-{cosine}"  # vectors are cached per model id and text
+
+    def embed(self, texts):
+        c = self.cosine
+        return np.array([[1.0, 0.0] if t == self.question else [c, (1 - c * c) ** 0.5]
+                         for t in texts], dtype=np.float32)
+
+
+def test_a_question_mostly_absent_from_the_evidence_needs_close_meaning():
+    passage = [result("abcabcabcabc", "Manufacturing coverage is strong in France and Italy.")]
+    absent = "What is the capital of France?"  # "capital" is in no retrieved passage
+    assert extract(absent, passage, embedder=FixedMeaning(absent, 0.40)).text == NOT_FOUND
+    assert extract(absent, passage, embedder=FixedMeaning(absent, 0.50)).supported
+    held = "How strong is manufacturing coverage in France?"  # every word is in the evidence
+    assert extract(held, passage, embedder=FixedMeaning(held, 0.40)).supported
