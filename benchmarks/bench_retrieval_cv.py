@@ -16,9 +16,9 @@ One run, one JSON object, for every dataset (default: ../shared/datasets/scifact
   per document); RRF (k=60, equal weights) of dense exact with each of bm25s stemmed, fts5_raw
   and fts5_plain;
 - a grid of hybrid fusion settings (fusion kind: max-normalised scores, RRF with its k, min-max
-  normalised scores; vector weight), fused in Python from one fetch of ragbench's lexical and
-  vector candidates per query (`Retriever.candidate_lists` + `fuse`, exactly what `hybrid`
-  does), so every grid point costs no search;
+  normalised scores; vector weight; title bonus), fused in Python from one fetch of ragbench's
+  lexical and vector candidates per query (`Retriever.candidate_lists`, then `fuse` and
+  `name_titles`, exactly what `hybrid` does), so every grid point costs no search;
 - two-fold cross-validation: each dataset's queries are split into two seeded halves; for each
   fold the grid point with the best train nDCG@10 (mean over the datasets of the mean over the
   train half, so each dataset weighs the same) is chosen on the train halves of ALL datasets
@@ -55,18 +55,19 @@ sys.path.insert(0, str(ROOT))
 from ragbench.config import Settings  # noqa: E402
 from ragbench.evaluation.beir import corpus_files, index_report, load_beir, run_beir  # noqa: E402
 from ragbench.evaluation.metrics import average, query_metrics  # noqa: E402
-from ragbench.retrieval.retriever import fuse, rrf_fuse  # noqa: E402
+from ragbench.retrieval.retriever import fuse, name_titles, rrf_fuse  # noqa: E402
 from ragbench.workbench import Workbench  # noqa: E402
 
 DEPTH = 100
 """Documents per ranking (recall@100)."""
 WEIGHTS = (0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8)
 RRF_KS = (10, 30, 60, 100)
-GRID: list[tuple[str, float, int]] = (
-    [("max", w, 0) for w in WEIGHTS] + [("rrf", w, k) for k in RRF_KS for w in WEIGHTS]
-    + [("score", w, 0) for w in WEIGHTS]
-)
-"""(fusion, vector weight, rrf_k; 0 = not used) of every candidate setting."""
+TITLE_BONUSES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)
+GRID: list[tuple[str, float, int, float]] = [
+    (fusion, w, k, t) for t in TITLE_BONUSES for fusion, w, k in (
+        [("max", w, 0) for w in WEIGHTS] + [("rrf", w, k) for k in RRF_KS for w in WEIGHTS]
+        + [("score", w, 0) for w in WEIGHTS])]
+"""(fusion, vector weight, rrf_k (0 = not used), title bonus) of every candidate setting."""
 
 PerQuery = dict[str, dict[str, float]]
 LEXICAL_PEERS = ("bm25s_stemmed", "fts5_raw", "fts5_plain")
@@ -90,16 +91,16 @@ def margins(nd: Mapping[str, float]) -> dict[str, Any]:
     return out
 
 
-def grid_name(fusion: str, weight: float, k: int) -> str:
-    """A grid point's name in the report, e.g. `rrf_k60_w0.5`, `score_w0.5`."""
-    return f"{fusion}" + (f"_k{k}" if k else "") + f"_w{weight}"
+def grid_name(fusion: str, weight: float, k: int, title: float) -> str:
+    """A grid point's name in the report, e.g. `rrf_k60_w0.5_t0.0`, `max_w0.5_t0.15`."""
+    return f"{fusion}" + (f"_k{k}" if k else "") + f"_w{weight}_t{title}"
 
 
 def settings_of(name: str) -> dict[str, Any]:
     """The Settings fields a grid point sets."""
-    fusion, weight, k = next(g for g in GRID if grid_name(*g) == name)
-    return {"hybrid_fusion": fusion, "hybrid_vector_weight": weight} | (
-        {"rrf_k": k} if k else {})
+    fusion, weight, k, title = next(g for g in GRID if grid_name(*g) == name)
+    return {"hybrid_fusion": fusion, "hybrid_vector_weight": weight,
+            "hybrid_title_bonus": title} | ({"rrf_k": k} if k else {})
 
 
 def score_all(rank: Callable[[str], list[str]], queries: Mapping[str, str],
@@ -228,14 +229,18 @@ def measure(folder: Path, work: Path, settings: Settings) -> dict[str, Any]:
 
     retriever = wb.retriever
     candidates = {qid: retriever.candidate_lists(text, DEPTH) for qid, text in queries.items()}
+    titles = wb.catalog.chunk_titles(sorted({c for fts, vec in candidates.values()
+                                             for c, _ in [*fts, *vec]}))
     grid: dict[str, PerQuery] = {}
-    for fusion, weight, k in GRID:
-        grid[grid_name(fusion, weight, k)] = {
-            qid: query_metrics(best_per_doc(fuse(fts, vec, fusion, weight, k or 60)[:DEPTH],
-                                            owner), qrels[qid])
+    for fusion, weight, k, title in GRID:
+        grid[grid_name(fusion, weight, k, title)] = {
+            qid: query_metrics(best_per_doc(name_titles(
+                queries[qid], fuse(fts, vec, fusion, weight, k or 60), titles, title)[:DEPTH],
+                owner), qrels[qid])
             for qid, (fts, vec) in candidates.items()}
     shipped = grid_name(settings.hybrid_fusion, settings.hybrid_vector_weight,
-                        settings.rrf_k if settings.hybrid_fusion == "rrf" else 0)
+                        settings.rrf_k if settings.hybrid_fusion == "rrf" else 0,
+                        settings.hybrid_title_bonus)
     return {
         "report": report, "queries": list(queries), "modes": modes, "peers": peers,
         "grid": grid, "seconds": round(time.perf_counter() - started, 1),
@@ -342,7 +347,7 @@ def main() -> None:
     out: dict[str, Any] = {
         "settings": {k: getattr(settings, k) for k in (
             "embedding_model", "embedding_runtime", "hybrid_fusion", "hybrid_vector_weight",
-            "rrf_k", "hybrid_candidates")},
+            "rrf_k", "hybrid_candidates", "hybrid_title_bonus")},
         "grid": [grid_name(*g) for g in GRID],
         "datasets": {},
         "cv": cv,

@@ -86,6 +86,10 @@ class Settings(BaseModel):
     )
     rrf_k: int = Field(60, ge=1, le=1000, description="RRF constant k")
     hybrid_candidates: int = Field(100, ge=10, le=2000, description="depth of each fused list")
+    hybrid_title_bonus: float = Field(
+        0.15, ge=0.0, le=1.0, description="hybrid: added to the fused score of a chunk whose "
+        "document title the query names (every content word of the title is in the query); "
+        "0 turns it off")
     llm_backend: Literal["extractive", "openai"] = Field(
         "extractive", description="extractive (no model) or openai (any OpenAI-compatible "
         "chat endpoint)")

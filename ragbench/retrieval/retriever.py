@@ -7,7 +7,10 @@
   vectors and filtered-out chunks never surface.
 - `hybrid`: fusion of the two candidate lists: each list's scores divided by its best score and
   summed with equal weights (the default, chosen by cross-validation over SciFact, HotpotQA and
-  CACM), or RRF, or min-max normalised score fusion (docs/benchmarks.md, "Retrieval").
+  CACM), or RRF, or min-max normalised score fusion (docs/benchmarks.md, "Retrieval"); a
+  chunk whose document title the query names (every content word of the title is in the
+  query: "Arthur's Magazine" in "Which magazine was started first, Arthur's Magazine or ...")
+  gains `hybrid_title_bonus` (`name_titles`), as a title field weighs more than body text.
 - `balanced`: the best `chunks_per_lens` hybrid results of every lens (specs/002), interleaved
   by rank so no single point of view crowds out the others.
 - `graph`: hybrid seeds expanded over the context graph and re-ranked by relevance and lens
@@ -17,17 +20,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar, copy_context
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ragbench.config import Settings
 from ragbench.errors import RetrievalError  # noqa: F401 (re-exported)
+from ragbench.lexical import content_words
 from ragbench.models import RetrievalResult, SearchFilters
 from ragbench.store.catalog import Catalog
 from ragbench.store.vectors import VectorStore
@@ -116,6 +120,30 @@ def fuse(
         return rrf_fuse([([c for c, _ in fts], 1.0 - vector_weight),
                          ([c for c, _ in vec], vector_weight)], rrf_k)
     raise RetrievalError(f"unknown hybrid fusion {fusion!r}; choose 'max', 'rrf' or 'score'")
+
+
+def name_titles(
+    query: str, fused: Sequence[tuple[str, float]], titles: Mapping[str, str], bonus: float
+) -> list[tuple[str, float]]:
+    """`fused` (best first) with `bonus` added to each chunk whose document title the query
+    names, i.e. every content word (stem) of the title is among the query's, then in order
+    again (stable: ties keep their order). `titles` maps chunk ids to document titles; a
+    title with no content word names nothing.
+    """
+    words = frozenset(content_words(query))
+    if bonus <= 0 or not words:
+        return list(fused)
+    out = []
+    for cid, score in fused:
+        held = _title_words(titles.get(cid, ""))
+        out.append((cid, score + bonus if held and held <= words else score))
+    return sorted(out, key=lambda item: -item[1])
+
+
+@lru_cache(maxsize=8192)
+def _title_words(title: str) -> frozenset[str]:
+    """The content words (stems) of a document title, kept: titles repeat across queries."""
+    return frozenset(content_words(title))
 
 
 def _by_score(scores: dict[str, float]) -> list[tuple[str, float]]:
@@ -228,7 +256,7 @@ class Retriever:
     def _hybrid(
         self, query: str, k: int, filters: SearchFilters | None, level: str
     ) -> list[tuple[str, float]]:
-        return self._fuse(*self.candidate_lists(query, k, filters, level))
+        return self._fuse(query, *self.candidate_lists(query, k, filters, level))
 
     def candidate_lists(
         self, query: str, k: int, filters: SearchFilters | None = None, level: str = "chunk"
@@ -249,10 +277,15 @@ class Retriever:
         return ranked(lexical.result()), vector
 
     def _fuse(
-        self, fts: list[tuple[str, float]], vec: list[tuple[str, float]]
+        self, query: str, fts: list[tuple[str, float]], vec: list[tuple[str, float]]
     ) -> list[tuple[str, float]]:
+        """The two lists fused (`fuse`), with the title bonus (`name_titles`)."""
         s = self.settings
-        return fuse(fts, vec, s.hybrid_fusion, s.hybrid_vector_weight, s.rrf_k)
+        fused = fuse(fts, vec, s.hybrid_fusion, s.hybrid_vector_weight, s.rrf_k)
+        if s.hybrid_title_bonus <= 0 or not fused:
+            return fused
+        titles = self.catalog.chunk_titles([cid for cid, _ in fused])
+        return name_titles(query, fused, titles, s.hybrid_title_bonus)
 
     def _graph(
         self, query: str, k: int, filters: SearchFilters | None, level: str
@@ -261,7 +294,7 @@ class Retriever:
         from ragbench.retrieval import graph_mode as gr
 
         fts, vec = self.candidate_lists(query, k, filters, level)
-        fused = self._fuse(fts, vec)
+        fused = self._fuse(query, fts, vec)
         graph = self.graph() if self.graph else None
         if graph is None or not len(graph):
             return self._resolve(fused, "graph", k)  # no graph yet: graph mode is hybrid

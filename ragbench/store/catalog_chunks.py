@@ -66,6 +66,13 @@ class ChunkStore(CatalogBase):
              documents.c.file_name, documents.c.archive_browse_uri,
              documents.c.archive_download_uri], chunk_ids)
 
+    def chunk_titles(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """Each indexed chunk's document title, by chunk id (what hybrid search compares
+        with the query, `Retriever` and its `hybrid_title_bonus`).
+        """
+        rows = self._rows_of([documents.c.title], chunk_ids)
+        return {cid: row["title"] or "" for cid, row in rows.items()}
+
     def contradiction_rows(self, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Chunk text with lens, document, thread root and document date (e-mail Date)."""
         date = self._json_text(documents.c.metadata, "date").label("doc_date")

@@ -8,7 +8,7 @@ from ragbench.errors import RagbenchError
 from ragbench.evaluation.beir import EvalError, load_beir, mrr_at, ndcg_at, recall_at, run_beir
 from ragbench.evaluation.metrics import average, query_metrics
 from ragbench.models import SearchFilters
-from ragbench.retrieval.retriever import fuse, max_fuse, rrf_fuse, score_fuse
+from ragbench.retrieval.retriever import fuse, max_fuse, name_titles, rrf_fuse, score_fuse
 from ragbench.store.catalog_base import fts_query
 from tests.conftest import lens_workbench
 
@@ -111,6 +111,31 @@ def test_fuse_is_what_hybrid_settings_name():
     assert [c for c, _ in fuse(fts, vec, "rrf", 1.0, 60)][:3] == ["c", "b", "d"]
     with pytest.raises(RagbenchError, match="'borda'.*'rrf' or 'score'"):
         fuse(fts, vec, "borda", 0.5, 60)
+
+
+@pytest.mark.unit
+def test_a_title_the_query_names_lifts_its_chunks():
+    fused = [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6)]
+    titles = {"a": "Quarterly report", "b": "Weekly sync", "c": "Arthur's Magazine",
+              "d": "The"}  # "The": no content word, names nothing
+    query = "Which magazine was started first, Arthur's Magazine or First for Women?"
+    assert [c for c, _ in name_titles(query, fused, titles, 0.15)] == ["a", "c", "b", "d"]
+    assert dict(name_titles(query, fused, titles, 0.15))["c"] == pytest.approx(0.85)
+    assert [c for c, _ in name_titles(query, fused, titles, 0.3)] == ["c", "a", "b", "d"]
+    # every content word of the title must be in the query (stems: "syncs" names "sync")
+    assert [c for c, _ in name_titles("weekly syncs", fused, titles, 0.3)][0] == "b"
+    assert name_titles("the weekly report", fused, titles, 0.3) == fused  # half a title: none
+    assert name_titles(query, fused, titles, 0.0) == fused
+    assert name_titles(query, fused, {}, 0.3) == fused  # chunks without a title
+
+
+@pytest.mark.integration
+def test_hybrid_puts_the_document_the_query_names_first(wb, monkeypatch):
+    query = "What does the weekly sync say about the database?"
+    hits = wb.search.query(query, mode="hybrid", top_k=4)
+    assert hits[0].source_id == "team/sync.md" and hits[0].source_title == "Weekly sync"
+    monkeypatch.setattr(wb.settings, "hybrid_title_bonus", 0.0)
+    assert wb.search.query(query, mode="hybrid", top_k=4)[0].score < hits[0].score
 
 
 @pytest.mark.unit

@@ -2,7 +2,8 @@
 
 Same documents, same assertions: every mode finds the migration date, balanced gives each lens
 a voice, filters hold in fts / vector / hybrid, user syntax never breaks full-text search, and
-media-level FTS ranks the document with both words first. Full text is scored as FTS5 scores
+media-level FTS ranks the document with both words first, and hybrid puts the document
+whose title the query names first. Full text is scored as FTS5 scores
 it on both backends (test_postgres_backend.py compares the scores), but media-level ranking
 differs by engine, so these tests check which chunks come back (and the top hit only where one
 document clearly matches best), never score values. Hybrid search on PostgreSQL runs its
@@ -20,6 +21,7 @@ from tests.retrieval.test_retrieval import (  # noqa: F401  (collected here with
     test_every_mode_finds_the_migration_date,
     test_filters_apply_in_every_mode,
     test_fts_escapes_user_syntax_and_media_level,
+    test_hybrid_puts_the_document_the_query_names_first,
 )
 
 
