@@ -9,6 +9,9 @@ import-linter cannot express them:
   packages must be packages;
 - no face reaches into the facade's wired components (`wb.catalog`): attribute access, not an
   import;
+- no area of the facade holds the facade: each gets its components by constructor, so the
+  modules under `ragbench/workbench/` other than `facade.py` (and the package's re-export)
+  neither name the `Workbench` type nor take a `wb` in a constructor;
 - the contracts leave nothing out: every package and base module of `ragbench` sits in a
   layer, and faces are forbidden every one but the facade and the shared base (a contract
   names modules, so a new package would otherwise be bound by none).
@@ -20,6 +23,7 @@ imported across modules are in tests/test_module_graph.py.
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -94,6 +98,64 @@ def test_the_component_check_sees_one(tmp_path):
     page = tmp_path / "page.py"
     page.write_text("def show(wb):\n    return wb.library.stats(), wb.catalog.chunk_count()\n")
     assert _component_reaches(page) == ["page.py:2 wb.catalog"]
+
+
+FACADE_TYPES = re.compile(r"\bWorkbench(Parts)?\b")
+
+
+def _annotations(node: ast.AST) -> list[ast.expr | None]:
+    if isinstance(node, ast.arg):
+        return [node.annotation]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [node.returns]
+    return [node.annotation] if isinstance(node, ast.AnnAssign) else []
+
+
+def _facade_held(path: Path) -> list[str]:
+    """Where a module names the facade (`Workbench`, `WorkbenchParts`, the facade module, also
+    in a string annotation) or takes `wb` in a constructor.
+    """
+    hits = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = ([node.id] if isinstance(node, ast.Name)
+                 else [node.attr] if isinstance(node, ast.Attribute)
+                 else [a.name for a in node.names] + [node.module or ""]
+                 if isinstance(node, ast.ImportFrom)
+                 else [a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.name] if isinstance(node, ast.ClassDef) else [])
+        names += [a.value for a in _annotations(node)
+                  if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        hits += [f"{path.name}:{node.lineno} {name}" for name in names
+                 if FACADE_TYPES.search(name) or name.endswith("workbench.facade")]
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            hits += [f"{path.name}:{node.lineno} __init__({a.arg})" for a in args
+                     if a.arg == "wb"]
+    return hits
+
+
+def test_areas_get_their_components_not_the_facade():
+    """Every area (and what they share) is handed its components by the facade, which is the
+    one place they are made: none names the `Workbench` or takes one as `wb`.
+    """
+    modules = [p for p in (PKG / "workbench").glob("*.py")
+               if p.name not in ("facade.py", "__init__.py")]
+    assert len(modules) > 9
+    assert [hit for path in sorted(modules) for hit in _facade_held(path)] == []
+
+
+def test_the_facade_check_sees_one(tmp_path):
+    area = tmp_path / "area.py"
+    area.write_text("from ragbench.workbench.facade import Workbench\n"
+                    "class A:\n"
+                    "    def __init__(self, wb: 'WorkbenchParts') -> None:\n"
+                    "        self.w = wb\n"
+                    "def f(x) -> 'Workbench':\n"
+                    "    return x.Workbench\n")
+    assert sorted(_facade_held(area)) == [
+        "area.py:1 Workbench", "area.py:1 ragbench.workbench.facade",
+        "area.py:3 WorkbenchParts", "area.py:3 __init__(wb)", "area.py:5 Workbench",
+        "area.py:6 Workbench"]
 
 
 def _contracts() -> dict[str, dict]:

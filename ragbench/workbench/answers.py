@@ -1,24 +1,24 @@
 """The facade's answers area (`wb.answers`): grounded answers, saved answers, citations.
 
-Also `AnsweringParts`, the parts as the chats and reports areas see them (with this area, so
-they answer and resolve citations through it), and `source_order_of` (a face's source order,
-checked).
+Also `source_order_of` (a face's source order, checked). The chats area answers through this
+area (it receives it by constructor), so contradictions, the LLM fallback and validation are
+the facade's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, cast, get_args
+from typing import cast, get_args
 
 from ragbench.answer import ChatResponse, Source
 from ragbench.answer.response import SourceOrder
-from ragbench.answer.saved import CitationTarget
+from ragbench.answer.saved import AnswerService, CitationTarget
 from ragbench.chunking.tokenizer import encode_tokens
 from ragbench.errors import InvalidRequestError, LLMError
 from ragbench.models import SearchFilters
 from ragbench.retrieval.retriever import fts_level_for
-from ragbench.workbench.areas import Area, open_passage
-from ragbench.workbench.parts import WorkbenchParts
+from ragbench.workbench.areas import ArchiveReader
+from ragbench.workbench.citations import CitationResolver
 from ragbench.workbench.passages import PassageView
 
 
@@ -31,8 +31,14 @@ def source_order_of(value: str | None) -> SourceOrder | None:
     return cast(SourceOrder, value)
 
 
-class AnswersArea(Area):
+class AnswersArea:
     """Grounded answers with validated citations; saved answers; citation targets."""
+
+    def __init__(self, service: AnswerService, citations: CitationResolver,
+                 reader: ArchiveReader) -> None:
+        self._service = service
+        self._citations = citations
+        self._reader = reader
 
     def ask(
         self,
@@ -59,7 +65,7 @@ class AnswersArea(Area):
         order = source_order_of(source_order)
         try:
             with fts_level_for(fts_level):
-                return self._wb.answer_service.ask(
+                return self._service.ask(
                     question, save, order, mode=mode, top_k=top_k, filters=filters, llm=llm,
                     on_token=on_token, max_tokens=max_tokens, should_stop=should_stop)
         except LLMError as e:
@@ -73,40 +79,29 @@ class AnswersArea(Area):
 
     def save(self, response: ChatResponse) -> str:
         """Store an answer; returns its id."""
-        return self._wb.answer_service.save(response)
+        return self._service.save(response)
 
     def regenerate(self, answer_id: str, llm: str | None = None) -> ChatResponse:
         """Answer a saved question again, replacing the saved answer and its references."""
         try:
-            return self._wb.answer_service.regenerate(answer_id, llm)
+            return self._service.regenerate(answer_id, llm)
         except LLMError as e:
             raise LLMError(f"LLM failed and llm_fallback is off: {e}") from e
 
     def saved(self, limit: int = 100) -> list[ChatResponse]:
         """Saved answers, newest first."""
-        return self._wb.answer_service.saved(limit)
+        return self._service.saved(limit)
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
         """A cited chunk: live from the catalog, else the passage kept with a report or a saved
         answer (`wb.citations`, the same resolver as every face's).
         """
-        return self._wb.citations.resolve(chunk_id)
+        return self._citations.resolve(chunk_id)
 
     def passage(self, source: Source) -> PassageView:
         """What Chat shows for a cited source: its chunk and sentences, the document text
         around it, its pages, the archive view at it and the original (`passage_view`).
         """
         assert source.id, "a cited source has a chunk id"
-        return open_passage(self._wb, source, self.resolve_citation(source.id))
+        return self._reader.passage(source, self.resolve_citation(source.id))
 
-
-class AnsweringParts(WorkbenchParts, Protocol):
-    """The parts plus the answers area: the chats and reports areas answer and resolve
-    citations through `wb.answers`, so contradictions, the LLM fallback and validation are the
-    facade's own.
-    """
-
-    @property
-    def answers(self) -> AnswersArea:
-        """The facade's answers area."""
-        ...

@@ -22,15 +22,16 @@ from ragbench.chats import (
 from ragbench.chats.store import ConversationStore, title_of
 from ragbench.errors import GenerationStopped, InvalidRequestError, NotFoundError
 from ragbench.models import SearchFilters
-from ragbench.workbench.answers import AnsweringParts
+from ragbench.store.catalog import Catalog
+from ragbench.workbench.answers import AnswersArea
 
 
 class ChatsArea:
     """Ask in a conversation; list, show, rename, delete and export conversations."""
 
-    def __init__(self, wb: AnsweringParts) -> None:
-        self._wb = wb
-        self.store = ConversationStore(wb.catalog)
+    def __init__(self, catalog: Catalog, answers: AnswersArea) -> None:
+        self._answers = answers
+        self.store = ConversationStore(catalog)
 
     def ask(
         self,
@@ -60,7 +61,7 @@ class ChatsArea:
         if should_stop is not None and should_stop():
             raise GenerationStopped("the request was cancelled (its client went away)")
         query = response.retrieval_question or question
-        answer_id = self._wb.answers.save(response)
+        answer_id = self._answers.save(response)
         if conversation_id is None:  # created once there is an answer to keep
             conversation_id = self.store.create(title_of(question))
         position = self.store.add_turn(conversation_id, answer_id,
@@ -89,7 +90,7 @@ class ChatsArea:
         `max_tokens` caps an LLM's answer (default: the `llm_max_tokens` setting).
         """
         query = retrieval_question(question, earlier)
-        response = self._wb.answers.ask(query, mode, top_k, filters, llm, on_token=on_token,
+        response = self._answers.ask(query, mode, top_k, filters, llm, on_token=on_token,
                                         max_tokens=max_tokens, fts_level=fts_level,
                                         should_stop=should_stop, source_order=source_order)
         response.question = question

@@ -1,4 +1,4 @@
-"""The facade every face (CLI, app pages, HTTP, MCP) calls: one workspace, eight areas.
+"""The facade every face (CLI, app pages, HTTP, MCP) calls: one workspace, nine areas.
 
 `Workbench(workspace)` wires the stages over one workspace directory — `catalog.sqlite` (the
 truth), `chroma/` (vectors, derived), `files/<doc_id>/` (originals; on PostgreSQL also kept in
@@ -20,8 +20,11 @@ The areas:
   the worker loop (docs/team.md#workers).
 
 Areas only delegate to the stages and return pydantic models (`ragbench.workbench.results`);
-every deliberate failure is a `ragbench.errors.RagbenchError`. Heavy parts (the embedding
-model, Chroma) load on first use, so `stats` and `show` stay instant.
+every deliberate failure is a `ragbench.errors.RagbenchError`. The facade builds every
+component once and hands each area, by constructor, the components it uses (the model, the
+vector store and the job queue as callables that load them on first use); no area holds the
+`Workbench`, so what backs an area is decided here and in `open_stores` only. Heavy parts
+(the embedding model, Chroma) load on first use, so `stats` and `show` stay instant.
 
 Several processes may open one workspace at once (the app or `ragbench serve` while the CLI
 ingests). Writers take the workspace write lock (`ragbench.store.lock`) around each document's
@@ -65,12 +68,13 @@ from ragbench.store.schema import CURRENT_INGEST_VERSION
 from ragbench.store.vectors import VectorStore
 from ragbench.workbench.answers import AnswersArea
 from ragbench.workbench.archive import ArchiveArea
+from ragbench.workbench.areas import ArchiveReader
 from ragbench.workbench.chats import ChatsArea
 from ragbench.workbench.citations import CitationResolver
 from ragbench.workbench.graph import GraphArea
 from ragbench.workbench.jobs import JobsArea
 from ragbench.workbench.library import LibraryArea
-from ragbench.workbench.maintenance import MaintenanceArea
+from ragbench.workbench.maintenance import MaintenanceArea, MaintenanceParts
 from ragbench.workbench.reports import ReportsArea
 from ragbench.workbench.search import SearchArea
 
@@ -98,8 +102,9 @@ class Workbench:
     """One workspace: the wired stages and the areas faces call (see the module docstring).
 
     The component attributes (`catalog`, `vectors`, `embedder`, `ingestor`, `retriever`,
-    `graph_service`, `answerer`) are for the areas and for tests that check invariants; faces
-    use the areas only (an import-contract test checks the faces).
+    `graph_service`, `answerer`) are what the areas are built from, and are read by tests
+    that check invariants; faces use the areas only (an import-contract test checks the
+    faces).
     """
 
     def __init__(
@@ -164,15 +169,37 @@ class Workbench:
                                           lambda: self.reports.service.store)
         """The one citation resolver (live → report → saved answer) of every face."""
 
-        self.library = LibraryArea(self)
-        self.search = SearchArea(self)
-        self.answers = AnswersArea(self)
-        self.graph = GraphArea(self)
-        self.archive = ArchiveArea(self)
-        self.maintenance = MaintenanceArea(self)
-        self.reports = ReportsArea(self)
-        self.chats = ChatsArea(self)
-        self.jobs = JobsArea(self)
+        self._build_areas()
+
+    def _build_areas(self) -> None:
+        """Each area gets by constructor the components it uses, never this facade; what
+        loads on first use (the model, the vector store, the job queue) goes as a callable,
+        and so does state that changes (whether the model is loaded, the runtime chosen).
+        """
+        reader = ArchiveReader(self.catalog, self.archive_folder, self.files_dir,
+                               self.originals, self.workspace)
+        self.library = LibraryArea(self.library_service, self.catalog, self.graph_service,
+                                   self.workspace)
+        self.search = SearchArea(self.retriever)
+        self.answers = AnswersArea(self.answer_service, self.citations, reader)
+        self.graph = GraphArea(self.graph_service, self.catalog, self.workspace)
+        self.archive = ArchiveArea(reader)
+        self.maintenance = MaintenanceArea(MaintenanceParts(
+            self.workspace, self.files_dir, self.settings, self.stores, self.catalog,
+            self.write_lock, self.ingestor, self.library_service, self.doctor_service,
+            self.archive_folder, self.originals, self.runtime_auto,
+            vectors=lambda: self.vectors, embedder=lambda: self.embedder,
+            embedder_loaded=lambda: self.embedder_loaded,
+            runtime_choice=lambda: self.runtime_choice))
+        self.reports = ReportsArea(
+            settings=self.settings, reader=reader, retriever=self.retriever,
+            answerer=self.answerer, contradictions=self.contradictions_among,
+            citations=self.citations, embedder=lambda: self.embedder,
+            vectors=lambda: self.vectors)
+        self.chats = ChatsArea(self.catalog, self.answers)
+        self.jobs = JobsArea(lambda: self.job_queue, self.stores.backend == "postgres",
+                             self.library_service, self.graph_service, self.catalog,
+                             self.settings)
 
     @contextmanager
     def _store_step_lock(self) -> Iterator[None]:
@@ -267,8 +294,10 @@ class Workbench:
             from ragbench.workbench.jobs import WorkbenchRunner
 
             return PgJobQueue(self.stores.engine, self.settings.database_schema, self.catalog,
-                              WorkbenchRunner(self), self.settings.max_upload_mb,
-                              self.originals)
+                              WorkbenchRunner(self.library_service, self.graph_service,
+                                              self.workspace, self.settings,
+                                              lambda: self.embedder),
+                              self.settings.max_upload_mb, self.originals)
         return InProcessQueue(ingest)
 
     @cached_property

@@ -10,25 +10,30 @@ from pathlib import Path
 from ragbench.contradictions import Finding
 from ragbench.contradictions.scope import contradiction_links, find_contradictions
 from ragbench.errors import InvalidRequestError
-from ragbench.graph import ContextGraph
+from ragbench.graph import ContextGraph, GraphService
 from ragbench.graph.explorer import GraphExplorer, build_explorer
-from ragbench.workbench.areas import Area
+from ragbench.store.catalog import Catalog
 from ragbench.workbench.results import EgoGraph, GraphNeighbor, GraphStats
 
 EXPORT_NAME = "context_graph"
 """specs/002's file name of the exported graph (`context_graph.json`)."""
 
 
-class GraphArea(Area):
+class GraphArea:
     """The context graph (kept in step with the catalog) and contradictions."""
+
+    def __init__(self, graphs: GraphService, catalog: Catalog, workspace: Path) -> None:
+        self._graphs = graphs
+        self._catalog = catalog
+        self._workspace = workspace
 
     def current(self) -> ContextGraph:
         """The context graph, updated to the catalog (built on first use)."""
-        return self._wb.graph_service.current()
+        return self._graphs.current()
 
     def build(self) -> GraphStats:
         """Rebuild the graph from scratch; returns its stats."""
-        return GraphStats(**self._wb.graph_service.rebuild().stats())
+        return GraphStats(**self._graphs.rebuild().stats())
 
     def stats(self) -> GraphStats:
         """Nodes, edges per type, density, components, degrees."""
@@ -57,14 +62,13 @@ class GraphArea(Area):
         the `ego` view's chunks with their documents' titles, every link between them with
         why, and the contradictions among them (`contradictions=False`: none looked for).
         """
-        wb = self._wb
         ego = self.current().ego(chunk_id, hops, edge_types, limit)
         ids = [n["id"] for n in ego["nodes"]]
         links = contradiction_links(find_contradictions(
-            wb.catalog, wb.graph_service.current, ids)) if contradictions and len(ids) > 1 else []
+            self._catalog, self._graphs.current, ids)) if contradictions and len(ids) > 1 else []
         titles = {}
         for doc_id in dict.fromkeys(str(n.get("group") or "") for n in ego["nodes"]):
-            record = wb.catalog.get_document(doc_id) if doc_id else None
+            record = self._catalog.get_document(doc_id) if doc_id else None
             if record is not None:
                 titles[doc_id] = record.title or record.file_name
         return build_explorer(ego, links, titles)
@@ -81,7 +85,7 @@ class GraphArea(Area):
         """
         if fmt not in ("json", "graphml"):
             raise InvalidRequestError(f"unknown graph export format {fmt!r}; use json or graphml")
-        target = path or self._wb.workspace / f"{EXPORT_NAME}.{fmt}"
+        target = path or self._workspace / f"{EXPORT_NAME}.{fmt}"
         return self.current().export(target, "json" if fmt == "json" else "graphml", spec)
 
     def contradictions(
@@ -89,6 +93,5 @@ class GraphArea(Area):
         include_spec: bool = False,
     ) -> list[Finding]:
         """Potential contradictions among `chunk_ids` (default: the whole workspace)."""
-        wb = self._wb
-        return find_contradictions(wb.catalog, wb.graph_service.current, chunk_ids, topic,
+        return find_contradictions(self._catalog, self._graphs.current, chunk_ids, topic,
                                    include_spec)

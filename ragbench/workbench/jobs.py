@@ -1,6 +1,7 @@
 """The facade's jobs area: work through the queue, its states, and the worker loop.
 
-Which queue runs behind it is the backend's choice (`Workbench.job_queue`): in process for
+Which queue runs behind it is the backend's choice (the facade's `job_queue`, handed to the
+area as a callable that makes it on first use): in process for
 the embedded workspace, procrastinate in the workspace's PostgreSQL schema for the team tier.
 On PostgreSQL four kinds of work are queued (`ragbench.jobs.pgqueue`): uploads, files named
 by `ragbench ingest PATH`, re-processing of stale documents, and context graph rebuilds;
@@ -22,17 +23,20 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragbench.config import Settings
+from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import GraphError, InvalidRequestError
+from ragbench.graph import GraphService
 from ragbench.ingest import Progress
-from ragbench.ingest.library import FileProgress
+from ragbench.ingest.library import FileProgress, Library
 from ragbench.ingest.sources import FileItem, make_report
 from ragbench.ingest.versioning import ReprocessReport, StaleDocument
-from ragbench.jobs import InProcessQueue, JobState, QueuedUploads
+from ragbench.jobs import InProcessQueue, JobQueue, JobState, QueuedUploads
 from ragbench.jobs.models import QueuedIngestReport, queued_ingest_report, queued_message
 from ragbench.maintenance.status import reprocess_summary, stale_report
 from ragbench.models import FileResult, IngestReport
+from ragbench.store.catalog import Catalog
 from ragbench.store.schema import CURRENT_INGEST_VERSION
-from ragbench.workbench.parts import WorkbenchParts
 from ragbench.workbench.results import GraphStats
 
 if TYPE_CHECKING:
@@ -45,42 +49,47 @@ OnState = Callable[[JobState], None]
 
 
 class WorkbenchRunner:
-    """The jobs' work, done by the facade of the worker's workspace (`JobRunner`)."""
+    """The jobs' work, done with the services of the worker's workspace (`JobRunner`)."""
 
-    def __init__(self, wb: WorkbenchParts) -> None:
-        self._wb = wb
+    def __init__(self, library: Library, graphs: GraphService, workspace: Path,
+                 settings: Settings, embedder: Callable[[], CachedEmbedder]) -> None:
+        """`embedder` loads the model (on first use)."""
+        self._library = library
+        self._graphs = graphs
+        self._workspace = workspace
+        self._settings = settings
+        self._embedder = embedder
 
     def upload(self, name: str, data: bytes, lens: str | None) -> IngestReport:
         """An upload, as the API ingests it in process (screening included)."""
-        return self._wb.library_service.ingest_uploads([(name, data)], lens=lens)
+        return self._library.ingest_uploads([(name, data)], lens=lens)
 
     def file(self, name: str, data: bytes, source_id: str, shown: str,
              lens: str | None) -> IngestReport:
         """A file `ragbench ingest PATH` read, under the source id it read it as."""
         started = time.perf_counter()
-        results = self._wb.library_service.ingest_items(
+        results = self._library.ingest_items(
             [FileItem(data, name, source_id, shown)], lens, None, None)
         return make_report(results, started)
 
     def reprocess(self, doc_id: str, target_version: int | None) -> ReprocessReport:
         """One stale document re-processed (a document no longer stale: nothing done)."""
-        return self._wb.library_service.reprocess(target_version, doc_ids=[doc_id])
+        return self._library.reprocess(target_version, doc_ids=[doc_id])
 
     def graph(self, rebuild: bool) -> str:
         """The context graph of this worker's workspace folder, rebuilt or brought up to date."""
-        wb = self._wb
-        graph = wb.graph_service.rebuild() if rebuild else wb.graph_service.current()
+        graph = self._graphs.rebuild() if rebuild else self._graphs.current()
         stats = graph.stats()
         return (f"{'rebuilt' if rebuild else 'updated'}: {stats['nodes']} nodes, "
-                f"{stats['edges']} edges (in {wb.workspace})")
+                f"{stats['edges']} edges (in {self._workspace})")
 
     def embedding(self) -> str:
         """The model, runtime and device this process embeds with, e.g. "st:all-MiniLM-L6-v2
         (onnx-int8) on cpu": the device is the embedding library's own choice unless
         `embedding_device` names one, so a worker on a GPU host says so here.
         """
-        embedder = self._wb.embedder  # loaded now: the first job would load it anyway
-        settings = self._wb.settings  # after loading: `auto` resolved to the runtime in use
+        embedder = self._embedder()  # loaded now: the first job would load it anyway
+        settings = self._settings  # after loading: `auto` resolved to the runtime in use
         runtime = (f" ({settings.embedding_runtime})"
                    if settings.embedding_backend == "sentence-transformers" else "")
         return f"{settings.embedding_model}{runtime} on {embedder.device}"
@@ -89,25 +98,34 @@ class WorkbenchRunner:
 class JobsArea:
     """Work as jobs: submit, list, one job, follow, run a worker."""
 
-    def __init__(self, wb: WorkbenchParts) -> None:
-        self._wb = wb
+    def __init__(self, queue: Callable[[], JobQueue], deferred: bool, library: Library,
+                 graphs: GraphService, catalog: Catalog, settings: Settings) -> None:
+        """`queue` makes the workspace's job queue (on first use); `deferred`: the backend
+        is PostgreSQL, whose workers do the work.
+        """
+        self._queue = queue
+        self._deferred = deferred
+        self._library = library
+        self._graphs = graphs
+        self._catalog = catalog
+        self._settings = settings
 
     @property
     def deferred(self) -> bool:
         """Whether uploads, paths, re-processing and graph rebuilds are done later by workers
         (PostgreSQL) or at once in the calling process (embedded).
         """
-        return self._wb.stores.backend == "postgres"
+        return self._deferred
 
     def submit_uploads(self, items: Sequence[tuple[str, bytes]],
                        lens: str | None = None) -> QueuedUploads:
         """Uploads (name, bytes) into the queue: one job per file to ingest."""
-        return self._wb.job_queue.submit(items, lens)
+        return self._queue().submit(items, lens)
 
     def _pg(self, what: str) -> PgJobQueue:
         from ragbench.jobs.pgqueue import PgJobQueue
 
-        queue = self._wb.job_queue
+        queue = self._queue()
         if not isinstance(queue, PgJobQueue):
             raise InvalidRequestError(
                 f"{what} is queued only on a PostgreSQL workspace (set database_url, "
@@ -122,7 +140,7 @@ class JobsArea:
         on any host ingests it. Files refused here are settled without a job.
         """
         queue = self._pg("ingest of a path")
-        files, refused, load = self._wb.library_service.path_loader(paths, root)
+        files, refused, load = self._library.path_loader(paths, root)
         queued = queue.submit_files((load(p) for p in files), lens)
         queued.settled[:0] = refused
         return queued
@@ -140,7 +158,7 @@ class JobsArea:
             raise InvalidRequestError(
                 f"target version {target_version} is not between 1 and the current ingest "
                 f"version {CURRENT_INGEST_VERSION}")
-        stale = self._wb.library_service.stale(target_version)
+        stale = self._library.stale(target_version)
         return stale, queue.submit_reprocess(stale, target_version)
 
     def wait(self, jobs: Sequence[JobState], on_state: OnState | None = None,
@@ -195,7 +213,7 @@ class JobsArea:
         (job,) = self.wait(self.submit_graph(rebuild).jobs, on_state, timeout)
         if job.state == "failed":
             raise GraphError(f"graph job {job.id} failed: {job.reason or 'no reason recorded'}")
-        return GraphStats(**self._wb.graph_service.current().stats())
+        return GraphStats(**self._graphs.current().stats())
 
     def reprocess(self, target_version: int | None = None, progress: Progress | None = None,
                   file_progress: FileProgress | None = None) -> QueuedUploads:
@@ -209,12 +227,11 @@ class JobsArea:
             queued = self.submit_reprocess(target_version)
             return queued.model_copy(update={"message": queued_message(
                 len(queued.jobs), len(queued.settled), "re-processing job")})
-        wb = self._wb
-        report = wb.library_service.reprocess(target_version, False, progress, file_progress)
+        report = self._library.reprocess(target_version, False, progress, file_progress)
         settled = [FileResult(path=s.source_id, status="failed", doc_id=s.doc_id,
                               source_id=s.source_id, error=s.problem)
                    for s in report.not_reprocessable]
-        summary = reprocess_summary(report, stale_report(wb.catalog, wb.settings))
+        summary = reprocess_summary(report, stale_report(self._catalog, self._settings))
         return QueuedUploads(deferred=False, settled=settled, message=summary.message,
                              left=summary.still_stale,
                              jobs=self._local().record("reprocess", report.results, None))
@@ -227,7 +244,7 @@ class JobsArea:
         if self.deferred:
             queued = self.submit_graph(rebuild)
             return queued.model_copy(update={"message": queued_message(1, 0, "graph job")})
-        service = self._wb.graph_service
+        service = self._graphs
         stats = (service.rebuild() if rebuild else service.current()).stats()
         summary = (f"{'rebuilt' if rebuild else 'updated'}: {stats['nodes']} nodes, "
                    f"{stats['edges']} edges")
@@ -235,7 +252,7 @@ class JobsArea:
         return QueuedUploads(deferred=False, jobs=[job], message=f"Context graph {summary}")
 
     def _local(self) -> InProcessQueue:
-        queue = self._wb.job_queue
+        queue = self._queue()
         assert isinstance(queue, InProcessQueue), "an embedded workspace's queue"
         return queue
 
@@ -251,11 +268,11 @@ class JobsArea:
         """The newest jobs first, with their state (queued, running, done, failed)."""
         if limit < 1:
             raise InvalidRequestError(f"limit must be at least 1, not {limit}")
-        return self._wb.job_queue.jobs(limit)
+        return self._queue().jobs(limit)
 
     def get(self, upload_id: int) -> JobState:
         """One job by its id."""
-        return self._wb.job_queue.job(upload_id)
+        return self._queue().job(upload_id)
 
     def follow(self, ids: Sequence[int], poll: float = 0.5,
                timeout: float | None = None) -> Iterator[JobState]:
@@ -289,7 +306,7 @@ class JobsArea:
         from ragbench.jobs.pgqueue import PgJobQueue
         from ragbench.jobs.pgworker import STALLED_AFTER
 
-        queue = self._wb.job_queue
+        queue = self._queue()
         if not isinstance(queue, PgJobQueue):
             raise InvalidRequestError(
                 "`ragbench worker` runs the queue of a PostgreSQL workspace (set database_url, "

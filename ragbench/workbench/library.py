@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ragbench.graph import GraphService
 from ragbench.graph.service import graph_update
 from ragbench.ingest import Progress
-from ragbench.ingest.library import FileProgress
+from ragbench.ingest.library import FileProgress, Library
 from ragbench.models import DocumentRecord, IngestReport, NewDocument
-from ragbench.workbench.areas import Area
+from ragbench.store.catalog import Catalog
 from ragbench.workbench.results import (
     ClearResult,
     DeleteResult,
@@ -24,8 +25,15 @@ from ragbench.workbench.results import (
 )
 
 
-class LibraryArea(Area):
+class LibraryArea:
     """Documents in and out: ingest, uploads, listing, one document, delete, clear, counts."""
+
+    def __init__(self, library: Library, catalog: Catalog, graphs: GraphService,
+                 workspace: Path) -> None:
+        self._library = library
+        self._catalog = catalog
+        self._graphs = graphs
+        self._workspace = workspace
 
     def ingest(
         self,
@@ -36,7 +44,7 @@ class LibraryArea(Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest files and folders; `source_id` is each path relative to `root`."""
-        return self._graph_noted(lambda: self._wb.library_service.ingest_paths(
+        return self._graph_noted(lambda: self._library.ingest_paths(
             paths, lens, root, progress, file_progress))
 
     def ingest_bytes(
@@ -48,7 +56,7 @@ class LibraryArea(Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest in-memory files as `prefix/name`."""
-        return self._graph_noted(lambda: self._wb.library_service.ingest_bytes(
+        return self._graph_noted(lambda: self._library.ingest_bytes(
             items, lens, prefix, progress, file_progress))
 
     def ingest_documents(
@@ -62,7 +70,7 @@ class LibraryArea(Area):
         """Ingest named documents under their exact source ids, with document metadata
         (`retry_failed=False`: content that already failed here is skipped, not parsed again).
         """
-        return self._graph_noted(lambda: self._wb.library_service.ingest_documents(
+        return self._graph_noted(lambda: self._library.ingest_documents(
             documents, lens, progress, file_progress, retry_failed))
 
     def ingest_uploads(
@@ -73,7 +81,7 @@ class LibraryArea(Area):
         file_progress: FileProgress | None = None,
     ) -> IngestReport:
         """Ingest browser uploads (size limit, safe names, duplicates by content skipped)."""
-        return self._graph_noted(lambda: self._wb.library_service.ingest_uploads(
+        return self._graph_noted(lambda: self._library.ingest_uploads(
             items, lens, progress, file_progress))
 
     def ingest_lenses(self, folder: str | Path,
@@ -95,7 +103,7 @@ class LibraryArea(Area):
         """`run`'s report with the graph update it triggered (specs/002: "Context graph
         updated: N relationships"), if any.
         """
-        graphs = self._wb.graph_service
+        graphs = self._graphs
         before = graphs.updates
         report = run()
         if graphs.updates != before and graphs.last_update:
@@ -104,40 +112,40 @@ class LibraryArea(Area):
 
     def stats(self) -> WorkspaceStats:
         """Counts per lens, chunk type and format, plus failed files."""
-        catalog = self._wb.catalog
+        catalog = self._catalog
         return WorkspaceStats(
-            **catalog.stats(), workspace=str(self._wb.workspace),
+            **catalog.stats(), workspace=str(self._workspace),
             failed_files=len(catalog.list_documents(status="failed")))
 
     def documents(self, status: str = "indexed") -> list[DocumentRecord]:
         """Stored documents with this status (`indexed` or `failed`)."""
-        return self._wb.catalog.list_documents(status=status)
+        return self._catalog.list_documents(status=status)
 
     def recent(self, limit: int = 10) -> list[RecentDocument]:
         """The most recently stored top-level documents, indexed or failed."""
-        return [RecentDocument(**r) for r in self._wb.catalog.recent_documents(limit)]
+        return [RecentDocument(**r) for r in self._catalog.recent_documents(limit)]
 
     def lenses(self) -> list[str]:
         """The lenses that hold documents."""
-        return self._wb.catalog.lenses()
+        return self._catalog.lenses()
 
     def chunk_count(self) -> int:
         """Number of stored chunks."""
-        return self._wb.catalog.chunk_count()
+        return self._catalog.chunk_count()
 
     def fingerprint(self) -> str:
         """Changes whenever documents, chunks, answers or archive entries change (cache key)."""
-        return self._wb.catalog.fingerprint()
+        return self._catalog.fingerprint()
 
     def document_text(self, doc_id: str) -> str | None:
         """A document's plaintext (None when unknown)."""
-        return self._wb.catalog.document_text(doc_id)
+        return self._catalog.document_text(doc_id)
 
     def show(self, doc_id: str) -> DocumentDetail:
         """A document: metadata, plaintext, chunks with offsets, attachments."""
         from ragbench.errors import NotFoundError
 
-        catalog = self._wb.catalog
+        catalog = self._catalog
         record = catalog.get_document(doc_id, include_failed=True)
         if record is None:
             raise NotFoundError(f"no document with id {doc_id!r} (see `ragbench stats`)")
@@ -151,10 +159,10 @@ class LibraryArea(Area):
 
     def delete(self, doc_id: str) -> DeleteResult:
         """Delete a document with its attachments, chunks, vectors, original and archive entry."""
-        documents, chunks = self._wb.library_service.delete(doc_id)
+        documents, chunks = self._library.delete(doc_id)
         return DeleteResult(doc_id=doc_id, documents=documents, chunks=chunks)
 
     def clear(self) -> ClearResult:
         """Remove every document, chunk, vector and stored original (keeps the cache)."""
-        documents, chunks = self._wb.library_service.clear(self._wb.graph_service.clear)
+        documents, chunks = self._library.clear(self._graphs.clear)
         return ClearResult(documents=documents, chunks=chunks)

@@ -13,9 +13,11 @@ import builtins
 from collections.abc import Callable, Sequence
 from functools import cached_property
 
-from ragbench.answer import Source
+from ragbench.answer import Answerer, Source
 from ragbench.answer.llm import ChatModel, UnavailableModel
 from ragbench.answer.saved import CitationTarget
+from ragbench.config import Settings
+from ragbench.embeddings import CachedEmbedder
 from ragbench.errors import InvalidRequestError, LLMError
 from ragbench.models import RetrievalResult
 from ragbench.reports import exports
@@ -30,12 +32,13 @@ from ragbench.reports.models import (
     Suggestion,
     TemplateInfo,
 )
-from ragbench.reports.service import ReportProgress, ReportService
+from ragbench.reports.service import FindContradictions, ReportProgress, ReportService
 from ragbench.reports.store import ReportStore
 from ragbench.reports.templates import TEMPLATES
 from ragbench.retrieval.retriever import Retriever, result_from_row
-from ragbench.workbench.answers import AnsweringParts
-from ragbench.workbench.areas import open_passage
+from ragbench.store.vectors import VectorStore
+from ragbench.workbench.areas import ArchiveReader
+from ragbench.workbench.citations import CitationResolver
 from ragbench.workbench.passages import PassageView
 
 TokenStream = Callable[[str, str], None]
@@ -45,28 +48,42 @@ TokenStream = Callable[[str, str], None]
 class ReportsArea:
     """Reports from templates; write, tune, reorder and export their parts."""
 
-    def __init__(self, wb: AnsweringParts) -> None:
-        self._wb = wb
+    def __init__(self, *, settings: Settings, reader: ArchiveReader, retriever: Retriever,
+                 answerer: Answerer, contradictions: FindContradictions,
+                 citations: CitationResolver, embedder: Callable[[], CachedEmbedder],
+                 vectors: Callable[[], VectorStore]) -> None:
+        """`embedder` and `vectors` load the model and the vector store (on first use);
+        `retriever` is the workspace's, whose graph the reports' own retriever searches too.
+        """
+        self._settings = settings
+        self._reader = reader
+        self._catalog = reader.catalog
+        self._retriever = retriever
+        self._answerer = answerer
+        self._contradictions = contradictions
+        self._citations = citations
+        self._embedder = embedder
+        self._vectors = vectors
         self.options = GenerationOptions(
-            citation_header=wb.settings.citation_header,
-            reference_max_chunks=wb.settings.reference_max_chunks)
+            citation_header=settings.citation_header,
+            reference_max_chunks=settings.reference_max_chunks)
         """Retrieval depth and digest sizes used for every part (tests and benchmarks tune)."""
 
     @cached_property
     def service(self) -> ReportService:
         """The report service over this workspace (built on first use)."""
-        wb = self._wb
-        memo = QueryMemo(lambda: wb.embedder)  # one embedding per part, not one per lens
-        retriever = Retriever(wb.catalog, lambda: wb.vectors, lambda: memo, wb.settings)
-        retriever.graph = wb.retriever.graph
+        settings, catalog = self._settings, self._catalog
+        memo = QueryMemo(self._embedder)  # one embedding per part, not one per lens
+        retriever = Retriever(catalog, self._vectors, lambda: memo, settings)
+        retriever.graph = self._retriever.graph
         return ReportService(
-            ReportStore(wb.catalog), retriever, wb.catalog.lenses, self._chunks,
-            wb.contradictions_among,
-            PartGenerator(self.options, wb.settings.llm_max_tokens, wb.settings.llm_fallback,
-                          wb.answerer.sentence_embedder, wb.catalog.word_rarity))
+            ReportStore(catalog), retriever, catalog.lenses, self._chunks,
+            self._contradictions,
+            PartGenerator(self.options, settings.llm_max_tokens, settings.llm_fallback,
+                          self._answerer.sentence_embedder, catalog.word_rarity))
 
     def _chunks(self, chunk_ids: Sequence[str]) -> builtins.list[RetrievalResult]:
-        rows = self._wb.catalog.get_chunks(list(chunk_ids))
+        rows = self._catalog.get_chunks(list(chunk_ids))
         return [result_from_row(rows[c], 0.0, i, "contradiction")
                 for i, c in enumerate((c for c in chunk_ids if c in rows), 1)]
 
@@ -75,14 +92,14 @@ class ReportsArea:
         `llm_fallback` rule of answers: raised when it is off, else the part is written
         extractively with the reason recorded.
         """
-        backend = llm or self._wb.settings.llm_backend
+        backend = llm or self._settings.llm_backend
         if backend not in ("extractive", "openai"):
             raise InvalidRequestError(f"unknown llm backend {backend!r}; choose extractive or "
                                       "openai")
         try:
-            return self._wb.answerer.chat_model(backend)
+            return self._answerer.chat_model(backend)
         except LLMError as e:
-            if not self._wb.settings.llm_fallback:
+            if not self._settings.llm_fallback:
                 raise
             return UnavailableModel(e)
 
@@ -220,11 +237,11 @@ class ReportsArea:
         """
         if not source.id:
             raise InvalidRequestError("this source has no passage")
-        return open_passage(self._wb, source, self.resolve_citation(source.id))
+        return self._reader.passage(source, self.resolve_citation(source.id))
 
     def resolve_citation(self, chunk_id: str) -> CitationTarget:
         """A cited chunk: live from the catalog, else the passage stored with a report or a
         saved answer, so report citations resolve after their document is re-ingested
         (`wb.citations`, the same resolver as every face's).
         """
-        return self._wb.citations.resolve(chunk_id)
+        return self._citations.resolve(chunk_id)

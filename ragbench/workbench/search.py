@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from ragbench.models import RetrievalResult, SearchFilters
-from ragbench.retrieval import MODES
-from ragbench.workbench.areas import Area
+from ragbench.retrieval import MODES, Retriever
 
 
-class SearchArea(Area):
+class SearchArea:
     """Ranked chunks in any retrieval mode."""
 
     modes: tuple[str, ...] = tuple(MODES)
+
+    def __init__(self, retriever: Retriever) -> None:
+        self._retriever = retriever
 
     def query(
         self,
@@ -25,4 +27,4 @@ class SearchArea(Area):
         if lens:
             filters = (filters or SearchFilters()).model_copy(
                 update={"lenses": [*((filters.lenses or []) if filters else []), lens]})
-        return self._wb.retriever.search(query, mode, top_k, filters, fts_level)
+        return self._retriever.search(query, mode, top_k, filters, fts_level)
