@@ -11,7 +11,7 @@ from tests.browser.conftest import ARTIFACTS, live_app
 
 from ..conftest import SAMPLES
 from .test_app_browser import open_page, shot, wait_idle
-from .test_graph_explorer_browser import centred_on, explorer_frame, node_points
+from .test_graph_explorer_browser import click_to_recentre, explorer_frame, node_points
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,11 +44,8 @@ def test_graph_page_draws_the_network_and_lists_contradictions(graph_server, pag
     view.screenshot(path=str(ARTIFACTS / "07b-graph-view.png"))
     # a click on a neighbour node explores from it: the network is centred on that chunk
     centre = frame.evaluate("window.explorer.centre")
-    points = node_points(page, frame)
-    other = next(n for n in points if n != centre)
-    page.mouse.click(*points[other])
-    wait_idle(page, timeout=120_000)
-    centred_on(page, other)
+    other = next(n for n in node_points(page, frame) if n != centre)
+    click_to_recentre(page, other)
     page.get_by_role("button", name="Back").wait_for()
     shot(page, "07c-graph-clicked")
 

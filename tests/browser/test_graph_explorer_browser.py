@@ -42,12 +42,12 @@ def explorer_frame(page):
     return frame
 
 
-def centred_on(page, chunk_id):
+def centred_on(page, chunk_id, timeout=60_000):
     """The explorer's frame once it shows `chunk_id`'s neighbourhood (a re-centred explorer
     replaces the frame's document: until then the old one answers)."""
     frame = explorer_frame(page)
     frame.wait_for_function("""(c) => window.explorer && window.explorer.centre === c
-        && document.body.getAttribute('data-ready') === '1'""", arg=chunk_id, timeout=60_000)
+        && document.body.getAttribute('data-ready') === '1'""", arg=chunk_id, timeout=timeout)
     return frame
 
 
@@ -63,6 +63,38 @@ def node_points(page, frame) -> dict[str, tuple[float, float]]:
     }""")
     return {nid: (box["x"] + inside["left"] + p["x"], box["y"] + inside["top"] + p["y"])
             for nid, p in inside["nodes"].items()}
+
+
+def click_to_recentre(page, target: str, attempts: int = 3):
+    """Click node `target` until the explorer re-centres on it; the frame then. The points
+    are read again before each try: on a busy machine Streamlit may re-render the frame
+    between reading a node's position and the click, which then lands on the old one.
+    """
+    for attempt in range(attempts):
+        frame = explorer_frame(page)
+        page.mouse.click(*node_points(page, frame)[target])
+        wait_idle(page, timeout=120_000)
+        try:
+            return centred_on(page, target, timeout=20_000)
+        except Exception:  # noqa: BLE001 - a click that missed: read the points again
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def hover_tooltip(page, node: str, attempts: int = 3) -> str:
+    """Hover node `node` until its tooltip shows (see `click_to_recentre` for why retry)."""
+    for attempt in range(attempts):
+        frame = explorer_frame(page)
+        page.mouse.move(1, 1)  # off the network: the next move is a fresh hover
+        page.wait_for_timeout(200)
+        page.mouse.move(*node_points(page, frame)[node])
+        try:
+            return tooltip(frame)
+        except Exception:  # noqa: BLE001 - a hover that missed: read the points again
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def tooltip(frame, timeout=5_000) -> str:
@@ -98,9 +130,9 @@ def test_the_explorer_hovers_drags_recentres_and_stays_on_this_machine(explorer_
     view.screenshot(path=str(ARTIFACTS / "09-graph-explorer.png"))
 
     # hovering the chosen chunk: its document, lens and text, the markup in it as text
+    text = hover_tooltip(page, notes)
+    frame = explorer_frame(page)
     points = node_points(page, frame)
-    page.mouse.move(*points[notes])
-    text = tooltip(frame)
     assert "notes.txt" in text and "your-voice" in text and EVIL in text
     assert frame.locator("div.vis-tooltip img").count() == 0
     assert frame.evaluate("document.images.length") == 0
@@ -143,11 +175,9 @@ def test_the_explorer_hovers_drags_recentres_and_stays_on_this_machine(explorer_
 
     # a click on a node explores from it: the page re-centres (address, frame, chosen chunk)
     target = roadmap if roadmap in points else other
-    page.mouse.click(*node_points(page, frame)[target])
+    frame = click_to_recentre(page, target)
     page.wait_for_function(f"() => location.search.includes('node={target}')",
                            timeout=60_000)
-    wait_idle(page, timeout=120_000)
-    frame = centred_on(page, target)
     assert parse_qs(urlparse(page.url).query)["node"] == [target]
     back = page.get_by_role("button", name="Back")
     assert back.is_enabled()
