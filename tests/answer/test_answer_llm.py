@@ -67,6 +67,10 @@ def test_timeout_falls_back_or_raises(workspace, idle_llm_server):  # noqa: F811
         OpenAIChat(idle_llm_server, "smollm2", timeout=0.01).complete(
             [{"role": "user", "content": "Write a long story about databases."}], max_tokens=1)
     assert str(info.value).startswith(idle_llm_server) and "\n" not in str(info.value)
+    # leave the server idle for the next test: the single-slot server answers this one-token
+    # request only after the generations the timed-out calls abandoned
+    OpenAIChat(idle_llm_server, "smollm2", timeout=TIMEOUT).complete(
+        [{"role": "user", "content": "ok"}], max_tokens=1)
 
 
 def test_ping_and_models(llm_server):  # noqa: F811
